@@ -1,0 +1,240 @@
+// Package framing reads and writes newline-delimited JSON-RPC streams (the
+// MCP stdio transport) with a size cap per message. It is shared by the
+// hub's downstream stdio server and its stdio upstreams.
+package framing
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// DefaultMax is the default cap on one inbound message (16 MiB).
+const DefaultMax = 16 << 20
+
+// Reader reads newline-delimited messages with a size cap. A line over
+// the cap is drained to its newline, never held in memory; its top-level "id"
+// is recovered on the way so the one request it answers can be failed.
+type Reader struct {
+	r   *bufio.Reader
+	max int
+}
+
+func NewReader(r io.Reader, max int) *Reader {
+	if max <= 0 {
+		max = DefaultMax
+	}
+	return &Reader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// Oversize describes a drained message that exceeded the cap.
+type Oversize struct {
+	Size int
+	ID   []byte // raw top-level id, nil when none was found
+}
+
+func (o *Oversize) Error() string {
+	return fmt.Sprintf("message of %d bytes exceeds the limit", o.Size)
+}
+
+// Next returns the next non-empty line without its line ending, in memory the
+// caller owns. An oversized line is reported as a *Oversize error; the reader
+// stays usable. Other errors (io.EOF included) end the stream.
+func (f *Reader) Next() ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, err := f.r.ReadSlice('\n')
+		if len(buf)+len(chunk) > f.max+2 { // +2: the line ending is not part of the message
+			return nil, f.drain(buf, chunk, err)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			buf = append(buf, chunk...)
+			continue
+		}
+		if buf == nil {
+			buf = make([]byte, len(chunk))
+			copy(buf, chunk)
+		} else {
+			buf = append(buf, chunk...)
+		}
+		line := bytes.TrimRight(buf, "\r\n")
+		if err != nil {
+			if len(bytes.TrimSpace(line)) > 0 && errors.Is(err, io.EOF) {
+				return line, nil // a final message without a newline
+			}
+			return nil, err
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			buf = nil
+			continue
+		}
+		return line, nil
+	}
+}
+
+func (f *Reader) drain(buf, chunk []byte, err error) error {
+	var s IDScanner
+	s.Feed(buf)
+	s.Feed(chunk)
+	size := len(buf) + len(chunk)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		chunk, err = f.r.ReadSlice('\n')
+		s.Feed(chunk)
+		size += len(chunk)
+	}
+	if err != nil {
+		return err
+	}
+	return &Oversize{Size: size, ID: s.ID()}
+}
+
+// IDScanner follows a JSON object in a stream, tracking only nesting and
+// strings, and captures the raw value of its top-level "id" member.
+type IDScanner struct {
+	depth     int
+	inStr     bool
+	esc       bool
+	phase     int // at depth 1: 0 expect key, 1 in key, 2 expect colon, 3 in value
+	key       []byte
+	capturing bool
+	idVal     []byte
+	found     bool
+}
+
+// ID returns the captured raw id, or nil.
+func (s *IDScanner) ID() []byte {
+	if !s.found || len(s.idVal) == 0 {
+		return nil
+	}
+	return s.idVal
+}
+
+// Feed scans the next bytes of the stream.
+func (s *IDScanner) Feed(b []byte) {
+	for _, c := range b {
+		if s.inStr {
+			if s.capturing && len(s.idVal) < 128 {
+				s.idVal = append(s.idVal, c)
+			}
+			switch {
+			case s.esc:
+				s.esc = false
+			case c == '\\':
+				s.esc = true
+			case c == '"':
+				s.inStr = false
+				if s.depth == 1 && s.phase == 1 {
+					s.phase = 2
+				}
+			default:
+				if s.depth == 1 && s.phase == 1 && len(s.key) < 16 {
+					s.key = append(s.key, c)
+				}
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			s.inStr = true
+			if s.depth == 1 && s.phase == 0 {
+				s.phase = 1
+				s.key = s.key[:0]
+				continue
+			}
+			if s.capturing {
+				s.idVal = append(s.idVal, c)
+			}
+		case '{', '[':
+			s.depth++
+			if s.depth == 1 {
+				s.phase = 0
+			}
+		case '}', ']':
+			s.depth--
+			if s.depth == 0 && s.capturing {
+				s.capturing, s.found = false, true
+			}
+		case ':':
+			if s.depth == 1 && s.phase == 2 {
+				s.phase = 3
+				s.capturing = !s.found && string(s.key) == "id"
+			}
+		case ',':
+			if s.depth == 1 {
+				s.phase = 0
+				if s.capturing {
+					s.capturing, s.found = false, true
+				}
+			}
+		case ' ', '\t', '\r', '\n':
+		default:
+			if s.capturing && len(s.idVal) < 128 {
+				s.idVal = append(s.idVal, c)
+			}
+		}
+	}
+}
+
+// Writer writes newline-terminated messages to w from many goroutines.
+// Messages are never interleaved. While one goroutine is writing, others
+// queue their messages and return; the writing goroutine flushes the queue
+// in one write ("group commit"), so a busy connection makes fewer syscalls
+// and an idle one adds no delay.
+type Writer struct {
+	W io.Writer // the stream; set before first use
+
+	mu       sync.Mutex // guards following
+	buf      []byte     // queued bytes
+	spare    []byte     // the buffer being written, reused once done
+	flushing bool
+	err      error
+}
+
+// maxQueued bounds the queue when the peer stops reading.
+const maxQueued = 64 << 20
+
+// ErrPeerNotReading is returned when too much output is queued.
+var ErrPeerNotReading = errors.New("peer is not reading its input")
+
+// Write queues msg plus a newline and returns once it is written or queued
+// behind a write in progress.
+func (lw *Writer) Write(msg []byte) error {
+	lw.mu.Lock()
+	if lw.err != nil {
+		err := lw.err
+		lw.mu.Unlock()
+		return err
+	}
+	if len(lw.buf) > maxQueued {
+		lw.mu.Unlock()
+		return ErrPeerNotReading
+	}
+	lw.buf = append(lw.buf, msg...)
+	lw.buf = append(lw.buf, '\n')
+	if lw.flushing {
+		lw.mu.Unlock()
+		return nil
+	}
+	lw.flushing = true
+	for len(lw.buf) > 0 && lw.err == nil {
+		b := lw.buf
+		lw.buf = lw.spare[:0]
+		lw.mu.Unlock()
+		_, err := lw.W.Write(b)
+		lw.mu.Lock()
+		lw.spare = b[:0]
+		if cap(lw.spare) > 1<<20 {
+			lw.spare = nil // do not pin a huge buffer
+		}
+		if err != nil {
+			lw.err = err
+		}
+	}
+	lw.flushing = false
+	err := lw.err
+	lw.mu.Unlock()
+	return err
+}

@@ -1,0 +1,139 @@
+// Package testbin builds the project's binaries (the hub, the fixture MCP
+// server) for tests, and inspects processes they start. It is used only by
+// tests; it does not import package testing so it can be shared.
+package testbin
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Root returns the module's root directory (where go.mod is).
+func Root() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("go.mod not found")
+		}
+		dir = parent
+	}
+}
+
+// Build compiles the package pkg (relative to the module root, such as
+// "./testdata/fixture") into dir and returns the binary's path.
+func Build(dir, pkg string) (string, error) {
+	root, err := Root()
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, filepath.Base(pkg))
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, stderr.String())
+	}
+	return out, nil
+}
+
+// Alive reports whether a process with this pid exists and is not a zombie.
+func Alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	// The state follows the parenthesised command name.
+	if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) {
+		return b[i+2] != 'Z' && b[i+2] != 'X'
+	}
+	return true
+}
+
+// WaitGone waits until none of pids is alive; it returns the ones still
+// alive after d.
+func WaitGone(d time.Duration, pids ...int) []int {
+	deadline := time.Now().Add(d)
+	for {
+		var alive []int
+		for _, p := range pids {
+			if Alive(p) {
+				alive = append(alive, p)
+			}
+		}
+		if len(alive) == 0 || time.Now().After(deadline) {
+			return alive
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// ReadPID reads a pid file, waiting up to d for it to appear.
+func ReadPID(path string, d time.Duration) (int, error) {
+	deadline := time.Now().Add(d)
+	for {
+		b, err := os.ReadFile(path)
+		if err == nil && len(bytes.TrimSpace(b)) > 0 {
+			var pid int
+			_, err = fmt.Sscan(strings.TrimSpace(string(b)), &pid)
+			return pid, err
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("pid file %s did not appear", path)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Children returns the pids of the live (non-zombie) child processes of pid.
+func Children(pid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range entries {
+		var p int
+		if _, err := fmt.Sscan(e.Name(), &p); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		fields := strings.Fields(string(b[i+2:]))
+		if len(fields) < 2 || fields[0] == "Z" {
+			continue
+		}
+		var ppid int
+		if _, err := fmt.Sscan(fields[1], &ppid); err == nil && ppid == pid {
+			out = append(out, p)
+		}
+	}
+	return out
+}
