@@ -1,0 +1,375 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/mcp-hub/mcp-hub/internal/framing"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/wire"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Reply is an upstream's answer to a request: exactly one of Result and
+// Error is set, each the raw JSON the upstream sent.
+type Reply struct {
+	Result []byte
+	Error  []byte // a JSON-RPC error object
+}
+
+// Events receives what an upstream sends on its own initiative. Methods are
+// called from the connection's reader goroutines, in the order the messages
+// arrived on each stream; they must not block for long.
+type Events interface {
+	// Notification is called for every notification. origin, when non-nil,
+	// is the raw id of the hub request whose response stream carried it.
+	Notification(c *Conn, method string, params []byte, origin []byte)
+	// Request is called for every server→client request except ping, which
+	// the connection answers itself. The receiver must answer with
+	// [Conn.Respond], from any goroutine.
+	Request(c *Conn, id []byte, method string, params []byte, origin []byte)
+}
+
+// Errors of a connection.
+var (
+	// ErrClosed is the error of a connection the hub closed.
+	ErrClosed = errors.New("connection closed by the hub")
+	// ErrTooLarge is returned for a request whose response exceeded the
+	// message size limit; the connection stays up.
+	ErrTooLarge = errors.New("upstream response exceeds the message size limit")
+)
+
+// Conn is one live, initialized connection to an upstream server. Requests
+// travel as raw bytes ([Conn.Call]); go-sdk only performed the handshake.
+// A Conn never reconnects: when it dies, [Conn.Done] is closed and
+// [Conn.Err] says why.
+type Conn struct {
+	name   string
+	logger *slog.Logger
+	link   link
+	events Events
+
+	session *mcp.ClientSession
+	init    *mcp.InitializeResult
+
+	nextID atomic.Uint64
+
+	mu      sync.Mutex // guards following
+	pending map[uint64]chan result
+	err     error
+
+	done      chan struct{}
+	closeOnce sync.Once
+	sdkIn     chan jsonrpc.Message
+	badLines  rateLimiter
+}
+
+type result struct {
+	r   Reply
+	err error
+}
+
+func newConn(name string, logger *slog.Logger, events Events) *Conn {
+	return &Conn{
+		name:    name,
+		logger:  logger,
+		events:  events,
+		pending: make(map[uint64]chan result),
+		done:    make(chan struct{}),
+		sdkIn:   make(chan jsonrpc.Message, 8),
+	}
+}
+
+// Name returns the upstream's name.
+func (c *Conn) Name() string { return c.name }
+
+// Done is closed when the connection has ended.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Err returns why the connection ended, or nil while it is up.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// PID returns the upstream's process id (stdio), or 0.
+func (c *Conn) PID() int { return c.link.pid() }
+
+// InitializeResult returns what the upstream answered to initialize.
+func (c *Conn) InitializeResult() *mcp.InitializeResult { return c.init }
+
+// Call sends a request and waits for its reply. params is raw JSON (nil for
+// none). When ctx ends first, the hub tells the upstream with
+// notifications/cancelled and returns ctx's error.
+func (c *Conn) Call(ctx context.Context, method string, params []byte) (Reply, error) {
+	n := c.nextID.Add(1)
+	ch := make(chan result, 1)
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return Reply{}, err
+	}
+	c.pending[n] = ch
+	c.mu.Unlock()
+
+	var idBuf [24]byte
+	id := wire.HubID(idBuf[:0], n)
+	msg := wire.AppendRequest(make([]byte, 0, len(method)+len(params)+64), id, method, params)
+	if err := c.link.send(ctx, msg); err != nil {
+		c.forget(n)
+		return Reply{}, fmt.Errorf("send %s: %w", method, err)
+	}
+	select {
+	case r := <-ch:
+		return r.r, r.err
+	case <-ctx.Done():
+		if c.forget(n) {
+			c.cancelUpstream(id, ctx.Err())
+		}
+		return Reply{}, ctx.Err()
+	}
+}
+
+// forget removes a pending request; it reports whether it was still pending.
+func (c *Conn) forget(n uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.pending[n]
+	delete(c.pending, n)
+	return ok
+}
+
+func (c *Conn) cancelUpstream(id []byte, why error) {
+	params := []byte(`{"requestId":` + string(id) + `,"reason":` + string(wire.AppendString(nil, why.Error())) + `}`)
+	msg := wire.AppendNotification(nil, "notifications/cancelled", params)
+	// Best effort and off the caller's path: a stuck upstream must not delay
+	// the caller's return.
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = c.link.send(ctx, msg)
+	}()
+}
+
+// Notify sends a notification.
+func (c *Conn) Notify(ctx context.Context, method string, params []byte) error {
+	if err := c.Err(); err != nil {
+		return err
+	}
+	return c.link.send(ctx, wire.AppendNotification(nil, method, params))
+}
+
+// Respond answers a server→client request with a result or, when errObj is
+// non-nil, a JSON-RPC error object.
+func (c *Conn) Respond(ctx context.Context, id []byte, result []byte, errObj []byte) error {
+	if err := c.Err(); err != nil {
+		return err
+	}
+	var msg []byte
+	if errObj != nil {
+		msg = wire.AppendErrorObject(nil, id, errObj)
+	} else {
+		msg = wire.AppendResult(nil, id, result)
+	}
+	return c.link.send(ctx, msg)
+}
+
+// receive routes one inbound message (the sink side of the link).
+func (c *Conn) receive(msg []byte, origin []byte) {
+	m, err := wire.Parse(msg)
+	if err != nil {
+		if c.badLines.allow() {
+			c.logger.Warn("upstream wrote a line that is not JSON-RPC; skipped",
+				"err", err, "line", preview(msg))
+		}
+		return
+	}
+	switch {
+	case m.IsResponse():
+		if n, ok := wire.ParseHubID(m.ID); ok {
+			c.resolve(n, result{r: Reply{Result: m.Result, Error: m.Error}})
+			return
+		}
+		c.toSDK(msg)
+	case m.IsNotification():
+		if c.events != nil {
+			c.events.Notification(c, m.Method, m.Params, origin)
+		}
+	default: // a request
+		if m.Method == "ping" {
+			_ = c.Respond(context.Background(), m.ID, []byte(`{}`), nil)
+			return
+		}
+		if c.events != nil {
+			c.events.Request(c, m.ID, m.Method, m.Params, origin)
+			return
+		}
+		_ = c.Respond(context.Background(), m.ID, nil,
+			wire.AppendErrorBody(nil, jsonrpc.CodeMethodNotFound, "method not found: "+m.Method, nil))
+	}
+}
+
+func (c *Conn) attach(l link) { c.link = l }
+
+// abort fails one request whose answer will never come.
+func (c *Conn) abort(id []byte, err error) {
+	if n, ok := wire.ParseHubID(id); ok {
+		c.resolve(n, result{err: err})
+		return
+	}
+	if jid, derr := decodeID(id); derr == nil {
+		select {
+		case c.sdkIn <- &jsonrpc.Response{ID: jid, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}}:
+		case <-c.done:
+		}
+	}
+}
+
+func (c *Conn) resolve(n uint64, r result) {
+	c.mu.Lock()
+	ch, ok := c.pending[n]
+	delete(c.pending, n)
+	c.mu.Unlock()
+	if ok {
+		ch <- r
+	}
+}
+
+// toSDK hands a response to go-sdk's session (which made the request).
+func (c *Conn) toSDK(msg []byte) {
+	m, err := jsonrpc.DecodeMessage(msg)
+	if err != nil {
+		return
+	}
+	select {
+	case c.sdkIn <- m:
+	case <-c.done:
+	}
+}
+
+func (c *Conn) oversize(o *framing.Oversize) {
+	c.logger.Warn("upstream message exceeds the size limit; dropped", "bytes", o.Size)
+	if n, ok := wire.ParseHubID(o.ID); ok {
+		c.resolve(n, result{err: fmt.Errorf("%w (%d bytes)", ErrTooLarge, o.Size)})
+		return
+	}
+	if o.ID != nil {
+		// go-sdk's own request (initialize): answer it with an error.
+		if id, err := decodeID(o.ID); err == nil {
+			select {
+			case c.sdkIn <- &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: ErrTooLarge.Error()}}:
+			case <-c.done:
+			}
+		}
+	}
+}
+
+func decodeID(raw []byte) (jsonrpc.ID, error) {
+	m, err := jsonrpc.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":` + string(raw) + `,"result":{}}`))
+	if err != nil {
+		return jsonrpc.ID{}, err
+	}
+	return m.(*jsonrpc.Response).ID, nil
+}
+
+// fail records why the connection ended and fails every pending request.
+// The first error wins.
+func (c *Conn) fail(err error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.err = err
+	pending := c.pending
+	c.pending = map[uint64]chan result{}
+	c.mu.Unlock()
+	close(c.done)
+	for _, ch := range pending {
+		ch <- result{err: err}
+	}
+}
+
+// Close shuts the connection down (for stdio: stdin closed, grace period,
+// SIGTERM, SIGKILL to the process group) and waits until it is done.
+func (c *Conn) Close() {
+	c.closeOnce.Do(func() {
+		c.fail(ErrClosed)
+		c.link.close()
+	})
+	if c.session != nil {
+		_ = c.session.Close()
+	}
+}
+
+// sdkTransport gives go-sdk a Connection over the Conn, for the handshake.
+type sdkTransport struct{ c *Conn }
+
+func (t sdkTransport) Connect(context.Context) (mcp.Connection, error) { return sdkConn(t), nil }
+
+type sdkConn struct{ c *Conn }
+
+func (s sdkConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case m := <-s.c.sdkIn:
+		return m, nil
+	case <-s.c.done:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (s sdkConn) Write(ctx context.Context, m jsonrpc.Message) error {
+	if err := s.c.Err(); err != nil {
+		return err
+	}
+	b, err := jsonrpc.EncodeMessage(m)
+	if err != nil {
+		return err
+	}
+	return s.c.link.send(ctx, b)
+}
+
+func (s sdkConn) Close() error {
+	s.c.fail(ErrClosed)
+	return nil
+}
+
+func (s sdkConn) SessionID() string { return "" }
+
+// preview returns the start of a line for a log record.
+func preview(b []byte) string {
+	const n = 200
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
+}
+
+// rateLimiter allows a burst of events and then one per interval.
+type rateLimiter struct {
+	mu     sync.Mutex
+	count  int
+	window time.Time
+}
+
+// allow reports whether an event may be logged: at most 10 per minute.
+func (r *rateLimiter) allow() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	if now.Sub(r.window) > time.Minute {
+		r.window, r.count = now, 0
+	}
+	r.count++
+	return r.count <= 10
+}

@@ -1,0 +1,219 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/wire"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultProtocolVersion is the protocol version the hub asks upstreams for
+// unless a spec pins another. Pinning avoids go-sdk's server/discover probe
+// (an extra round trip that some servers reject).
+const DefaultProtocolVersion = "2025-11-25"
+
+// dial connects to an upstream and performs the handshake. It returns a
+// live Conn or an error that says what went wrong in terms a person can act
+// on (the process exited, initialize timed out, …).
+func (u *Upstream) dial(ctx context.Context, spec *Spec) (*Conn, error) {
+	m := u.m
+	c := newConn(spec.Name, u.logger, u)
+	lookup := m.opts.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	var secrets []string
+	switch spec.Transport {
+	case TransportStdio:
+		env, err := resolveMap("env", spec.Env, lookup)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range env {
+			secrets = append(secrets, v)
+		}
+		u.stderr.setRedactor(secretRedactor(secrets))
+		environ := os.Environ()
+		if m.opts.Environ != nil {
+			environ = m.opts.Environ()
+		}
+		_, err = startStdio(spec, stdioOptions{
+			Env:             childEnv(environ, m.opts.InheritEnv, env),
+			MaxMessageBytes: m.opts.MaxMessageBytes,
+			Grace:           m.opts.ShutdownGrace,
+			Stderr:          u.stderr,
+			Logger:          u.logger,
+		}, c)
+		if err != nil {
+			return nil, err
+		}
+	case TransportHTTP, TransportSSE:
+		headers, err := resolveMap("header", spec.Headers, lookup)
+		if err != nil {
+			return nil, err
+		}
+		initTimeout := pick(spec.InitTimeout.Std(), m.opts.InitTimeout)
+		sctx, cancel := context.WithTimeout(ctx, initTimeout)
+		_, err = startHTTP(sctx, spec, headers, httpOptions{
+			Logger:          u.logger,
+			MaxMessageBytes: m.opts.MaxMessageBytes,
+		}, c)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("unknown transport %q", spec.Transport)
+	}
+
+	initTimeout := pick(spec.InitTimeout.Std(), m.opts.InitTimeout)
+	ictx, cancel := context.WithTimeout(ctx, initTimeout)
+	defer cancel()
+	caps := &mcp.ClientCapabilities{}
+	if m.opts.ClientCapabilities != nil {
+		caps = m.opts.ClientCapabilities(spec)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: m.opts.ClientName, Version: m.opts.ClientVersion},
+		&mcp.ClientOptions{Logger: m.opts.SDKLogger, Capabilities: caps})
+	pv := spec.ProtocolVersion
+	if pv == "" {
+		pv = m.opts.ProtocolVersion
+	}
+	cs, err := client.Connect(ictx, sdkTransport{c}, &mcp.ClientSessionOptions{ProtocolVersion: pv})
+	if err != nil {
+		linkErr := c.Err()
+		c.Close()
+		switch {
+		case linkErr != nil && !errors.Is(linkErr, ErrClosed):
+			return nil, fmt.Errorf("initialize: %w", linkErr)
+		case ictx.Err() != nil && ctx.Err() == nil:
+			return nil, fmt.Errorf("initialize: no answer within %s", initTimeout)
+		}
+		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	c.session = cs
+	c.init = cs.InitializeResult()
+	return c, nil
+}
+
+func pick(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// maxListPages bounds pagination, so an upstream that keeps returning a
+// cursor cannot loop the hub forever.
+const maxListPages = 1000
+
+// list fetches every page of a list method and returns the items of field.
+func list(ctx context.Context, c *Conn, method, field string) ([]json.RawMessage, error) {
+	var items []json.RawMessage
+	var cursor []byte
+	for page := 0; ; page++ {
+		if page == maxListPages {
+			return nil, fmt.Errorf("%s: more than %d pages", method, maxListPages)
+		}
+		var params []byte
+		if cursor != nil {
+			params = []byte(`{"cursor":` + string(cursor) + `}`)
+		}
+		r, err := c.Call(ctx, method, params)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", method, err)
+		}
+		if r.Error != nil {
+			return nil, fmt.Errorf("%s: %w", method, &RPCError{Raw: r.Error})
+		}
+		var next []byte
+		err = wire.Members(r.Result, func(k, v []byte) error {
+			switch string(k) {
+			case field:
+				return wire.Elements(v, func(e []byte) error {
+					items = append(items, json.RawMessage(e))
+					return nil
+				})
+			case "nextCursor":
+				if v[0] == '"' && len(v) > 2 {
+					next = slices.Clone(v)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: invalid result: %w", method, err)
+		}
+		if next == nil || (cursor != nil && string(next) == string(cursor)) {
+			return items, nil
+		}
+		cursor = next
+	}
+}
+
+// RPCError is a JSON-RPC error an upstream returned.
+type RPCError struct {
+	Raw []byte // the error object
+}
+
+func (e *RPCError) Error() string {
+	var v struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(e.Raw, &v) != nil {
+		return "upstream error " + preview(e.Raw)
+	}
+	return fmt.Sprintf("upstream error %d: %s", v.Code, v.Message)
+}
+
+// Code returns the error's code, or 0.
+func (e *RPCError) Code() int64 {
+	var v struct {
+		Code int64 `json:"code"`
+	}
+	_ = json.Unmarshal(e.Raw, &v)
+	return v.Code
+}
+
+// listInventory lists everything the upstream's capabilities announce.
+func listInventory(ctx context.Context, c *Conn) (Inventory, error) {
+	var inv Inventory
+	caps := c.init.Capabilities
+	var err error
+	if caps == nil || caps.Tools != nil {
+		if inv.Tools, err = list(ctx, c, "tools/list", "tools"); err != nil {
+			return inv, err
+		}
+	}
+	if caps != nil && caps.Prompts != nil {
+		if inv.Prompts, err = list(ctx, c, "prompts/list", "prompts"); err != nil {
+			return inv, err
+		}
+	}
+	if caps != nil && caps.Resources != nil {
+		if inv.Resources, err = list(ctx, c, "resources/list", "resources"); err != nil {
+			return inv, err
+		}
+		// Templates are optional even for resource servers.
+		inv.Templates, err = list(ctx, c, "resources/templates/list", "resourceTemplates")
+		var rpcErr *RPCError
+		if errors.As(err, &rpcErr) {
+			inv.Templates, err = nil, nil
+		}
+		if err != nil {
+			return inv, err
+		}
+	}
+	if b, err := json.Marshal(c.init); err == nil {
+		inv.ServerInfo = b
+	}
+	inv.SyncedAt = time.Now()
+	return inv, nil
+}

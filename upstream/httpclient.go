@@ -1,0 +1,146 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/go-cleanhttp"
+	"github.com/hashicorp/go-retryablehttp"
+)
+
+// maxRetryAfter caps how long the hub honours an upstream's Retry-After.
+const maxRetryAfter = 10 * time.Second
+
+// newHTTPClient returns the client for one HTTP upstream: go-retryablehttp
+// with a policy that never re-sends a request the upstream may already have
+// processed. It retries only when the request provably did not get through
+// (the dial failed) or the upstream said so (429, 503), honouring
+// Retry-After up to maxRetryAfter. Every request carries the upstream's
+// configured headers; nothing from the hub's own clients is ever forwarded.
+func newHTTPClient(headers map[string]string, logger *slog.Logger) *http.Client {
+	rc := retryablehttp.NewClient()
+	rc.RetryMax = 3
+	rc.RetryWaitMin = 200 * time.Millisecond
+	rc.RetryWaitMax = 5 * time.Second
+	rc.CheckRetry = checkRetry
+	rc.Backoff = retryBackoff
+	rc.ErrorHandler = retryablehttp.PassthroughErrorHandler
+	rc.Logger = retryLogger{logger}
+	base := cleanhttp.DefaultPooledTransport()
+	base.MaxIdleConnsPerHost = 64
+	rc.HTTPClient = &http.Client{Transport: headerTransport{base: base, headers: headers}}
+	c := rc.StandardClient()
+	c.Timeout = 0 // SSE streams are long-lived; requests carry their own deadlines
+	return c
+}
+
+func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	if err != nil {
+		return isDialError(err), nil
+	}
+	switch resp.StatusCode {
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		return true, nil
+	}
+	return false, nil
+}
+
+// isDialError reports whether err happened before the request was sent.
+func isDialError(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var dns *net.DNSError
+	return errors.As(err, &dns)
+}
+
+func retryBackoff(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
+	if resp != nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
+		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After")); ok {
+			return d
+		}
+	}
+	return retryablehttp.DefaultBackoff(min, max, attempt, nil)
+}
+
+// parseRetryAfter reads delay-seconds or an HTTP date, capped.
+func parseRetryAfter(v string) (time.Duration, bool) {
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+		return min(time.Duration(s)*time.Second, maxRetryAfter), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return min(max(time.Until(t), 0), maxRetryAfter), true
+	}
+	return 0, false
+}
+
+// headerTransport sets the upstream's configured headers on every request
+// (every retry included).
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.headers) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range t.headers {
+			r.Header.Set(k, v)
+		}
+	}
+	return t.base.RoundTrip(r)
+}
+
+// retryLogger adapts slog to retryablehttp's LeveledLogger and redacts URL
+// query strings, which may carry secrets.
+type retryLogger struct{ l *slog.Logger }
+
+func (r retryLogger) redact(kv []any) []any {
+	out := make([]any, len(kv))
+	for i, v := range kv {
+		switch v := v.(type) {
+		case *url.URL:
+			out[i] = RedactURL(v.String())
+		case string:
+			if i > 0 && kv[i-1] == "url" {
+				out[i] = RedactURL(v)
+			} else {
+				out[i] = v
+			}
+		case error:
+			out[i] = redactErr(v)
+		default:
+			out[i] = v
+		}
+	}
+	return out
+}
+
+// redactErr removes URL query strings from an error's text (url.Error
+// quotes the full URL).
+func redactErr(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Sprintf("%s %s: %v", ue.Op, RedactURL(ue.URL), ue.Err)
+	}
+	return err.Error()
+}
+
+func (r retryLogger) Error(msg string, kv ...any) { r.l.Error("http: "+msg, r.redact(kv)...) }
+func (r retryLogger) Info(msg string, kv ...any)  { r.l.Debug("http: "+msg, r.redact(kv)...) }
+func (r retryLogger) Debug(msg string, kv ...any) { r.l.Debug("http: "+msg, r.redact(kv)...) }
+func (r retryLogger) Warn(msg string, kv ...any)  { r.l.Warn("http: "+msg, r.redact(kv)...) }

@@ -1,0 +1,580 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"github.com/mcp-hub/mcp-hub/internal/framing"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/wire"
+)
+
+type httpOptions struct {
+	Logger          *slog.Logger
+	MaxMessageBytes int
+}
+
+// ErrSessionMissing is wrapped by the error of a streamable HTTP link whose
+// session the upstream no longer knows (HTTP 404). The request that got the
+// 404 was not processed, so it may be retried on a new session.
+var ErrSessionMissing = errors.New("upstream session expired")
+
+// ErrUnreachable is wrapped by the error of an HTTP link whose upstream
+// stopped accepting connections.
+var ErrUnreachable = errors.New("upstream unreachable")
+
+func startHTTP(ctx context.Context, spec *Spec, headers map[string]string, opts httpOptions, s sink) (link, error) {
+	client := newHTTPClient(headers, opts.Logger)
+	lctx, cancel := context.WithCancel(context.Background())
+	if spec.Transport == TransportSSE {
+		l := &sseLink{url: spec.URL, client: client, s: s, logger: opts.Logger, max: opts.MaxMessageBytes, ctx: lctx, cancel: cancel}
+		s.attach(l)
+		if err := l.start(ctx); err != nil {
+			l.close()
+			return nil, err
+		}
+		return l, nil
+	}
+	l := &streamLink{url: spec.URL, client: client, s: s, logger: opts.Logger, max: opts.MaxMessageBytes, ctx: lctx, cancel: cancel}
+	s.attach(l)
+	return l, nil
+}
+
+// streamLink speaks the streamable HTTP transport (2025-03-26 and later):
+// every message is a POST; a request's answer comes back as JSON or as an
+// SSE stream (carrying notifications and server→client requests related to
+// it first); a standalone GET stream carries everything else. A POST stream
+// that breaks is resumed with GET + Last-Event-ID after the server's retry
+// delay.
+type streamLink struct {
+	url    string
+	client *http.Client
+	s      sink
+	logger *slog.Logger
+	max    int
+
+	ctx    context.Context // lifetime of the link
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // background POSTs and streams
+
+	mu        sync.Mutex // guards following
+	sessionID string
+	version   string
+	getOn     bool
+
+	closeOnce sync.Once
+}
+
+func (l *streamLink) pid() int { return 0 }
+
+func (l *streamLink) headers(h http.Header) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.sessionID != "" {
+		h.Set("Mcp-Session-Id", l.sessionID)
+	}
+	if l.version != "" {
+		h.Set("Mcp-Protocol-Version", l.version)
+	}
+}
+
+func (l *streamLink) hasSession() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.sessionID != ""
+}
+
+func (l *streamLink) post(ctx context.Context, msg []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.url, bytes.NewReader(msg))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	l.headers(req.Header)
+	resp, err := l.client.Do(req)
+	if err != nil {
+		if isDialError(err) {
+			return nil, fmt.Errorf("%w: %s", ErrUnreachable, redactErr(err))
+		}
+		return nil, errors.New(redactErr(err))
+	}
+	return resp, nil
+}
+
+func (l *streamLink) send(ctx context.Context, msg []byte) error {
+	m, err := wire.Parse(msg)
+	if err != nil {
+		return err
+	}
+	if m.IsRequest() {
+		// The answer may take as long as the tool runs; post in the
+		// background. Failures come back as a failure of this request.
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			l.request(msg, m)
+		}()
+		return nil
+	}
+	resp, err := l.post(ctx, msg)
+	if err != nil {
+		if errors.Is(err, ErrUnreachable) {
+			l.s.fail(err)
+		}
+		return err
+	}
+	defer drainClose(resp.Body)
+	if resp.StatusCode == http.StatusNotFound && l.hasSession() {
+		err := fmt.Errorf("%w (HTTP 404)", ErrSessionMissing)
+		l.s.fail(err)
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("HTTP %s", resp.Status)
+	}
+	if m.Method == "notifications/initialized" {
+		l.mu.Lock()
+		start := !l.getOn
+		l.getOn = true
+		l.mu.Unlock()
+		if start {
+			l.wg.Add(1)
+			go func() {
+				defer l.wg.Done()
+				l.standalone()
+			}()
+		}
+	}
+	return nil
+}
+
+// request posts a request and delivers everything that comes back for it.
+func (l *streamLink) request(msg []byte, m wire.Message) {
+	id := m.ID
+	resp, err := l.post(l.ctx, msg)
+	if err != nil {
+		if l.ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, ErrUnreachable) {
+			l.s.fail(err)
+		}
+		l.s.abort(id, err)
+		return
+	}
+	if resp.StatusCode == http.StatusNotFound && l.hasSession() {
+		drainClose(resp.Body)
+		err := fmt.Errorf("%w (HTTP 404)", ErrSessionMissing)
+		l.s.fail(err)
+		return
+	}
+	if m.Method == "initialize" && resp.StatusCode/100 == 2 {
+		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+			l.mu.Lock()
+			l.sessionID = sid
+			l.mu.Unlock()
+		}
+	}
+	deliver := func(b []byte) {
+		if m.Method == "initialize" {
+			l.noteVersion(b)
+		}
+		l.s.receive(b, id)
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case resp.StatusCode/100 != 2:
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		drainClose(resp.Body)
+		// A JSON-RPC error body answers the request; anything else is a
+		// transport failure of this one request.
+		if msg, err := wire.Parse(body); err == nil && msg.IsResponse() {
+			deliver(body)
+			return
+		}
+		l.s.abort(id, fmt.Errorf("HTTP %s: %s", resp.Status, preview(bytes.TrimSpace(body))))
+	case ct == "text/event-stream":
+		l.readPostStream(resp, id, deliver)
+	case resp.StatusCode == http.StatusAccepted:
+		drainClose(resp.Body) // the answer will come on the standalone stream
+	default:
+		body, err := io.ReadAll(io.LimitReader(resp.Body, int64(l.max)+1))
+		drainClose(resp.Body)
+		switch {
+		case err != nil:
+			l.s.abort(id, err)
+		case len(body) > l.max:
+			l.s.oversize(&framing.Oversize{Size: len(body), ID: id})
+		default:
+			l.deliverBody(body, deliver)
+		}
+	}
+}
+
+// deliverBody delivers one JSON message or each message of a batch.
+func (l *streamLink) deliverBody(body []byte, deliver func([]byte)) {
+	body = wire.TrimSpace(body)
+	if len(body) > 0 && body[0] == '[' {
+		_ = wire.Elements(body, func(e []byte) error {
+			deliver(e)
+			return nil
+		})
+		return
+	}
+	deliver(body)
+}
+
+func (l *streamLink) noteVersion(b []byte) {
+	m, err := wire.Parse(b)
+	if err != nil || m.Result == nil {
+		return
+	}
+	v, err := wire.Get(m.Result, "protocolVersion")
+	if err != nil || v == nil {
+		return
+	}
+	if s, err := wire.String(v); err == nil {
+		l.mu.Lock()
+		l.version = s
+		l.mu.Unlock()
+	}
+}
+
+// readPostStream reads the SSE answer to one request, resuming with GET +
+// Last-Event-ID when the stream breaks before the response arrived.
+func (l *streamLink) readPostStream(resp *http.Response, id []byte, deliver func([]byte)) {
+	var lastID string
+	retry := time.Second
+	gotReply := false
+	watch := func(b []byte) {
+		if m, err := wire.Parse(b); err == nil && m.IsResponse() && bytes.Equal(m.ID, id) {
+			gotReply = true
+		}
+		deliver(b)
+	}
+	for attempt := 0; ; attempt++ {
+		lastID, retry = l.readEvents(resp.Body, lastID, retry, watch)
+		drainClose(resp.Body)
+		if gotReply || l.ctx.Err() != nil {
+			return
+		}
+		if lastID == "" || attempt >= 5 {
+			l.s.abort(id, errors.New("the upstream closed the response stream before answering"))
+			return
+		}
+		if !sleepCtx(l.ctx, retry) {
+			return
+		}
+		var err error
+		resp, err = l.get(lastID)
+		if err != nil {
+			l.s.abort(id, fmt.Errorf("resume response stream: %w", err))
+			return
+		}
+		if resp.StatusCode/100 != 2 {
+			drainClose(resp.Body)
+			if resp.StatusCode == http.StatusNotFound {
+				l.s.fail(fmt.Errorf("%w (HTTP 404 on resume)", ErrSessionMissing))
+				return
+			}
+			l.s.abort(id, fmt.Errorf("resume response stream: HTTP %s", resp.Status))
+			return
+		}
+	}
+}
+
+// readEvents delivers the message events of one SSE body until it ends and
+// returns the last event id and retry delay seen.
+func (l *streamLink) readEvents(body io.Reader, lastID string, retry time.Duration, deliver func([]byte)) (string, time.Duration) {
+	r := newSSEReader(body, l.max)
+	for {
+		ev, err := r.next()
+		if ev.hasID {
+			lastID = ev.id
+		}
+		if ev.hasRetry {
+			retry = ev.retry
+		}
+		if err != nil {
+			var o *framing.Oversize
+			if errors.As(err, &o) {
+				l.s.oversize(o)
+				continue
+			}
+			return lastID, retry
+		}
+		if ev.event == "" || ev.event == "message" {
+			if len(bytes.TrimSpace(ev.data)) > 0 {
+				deliver(ev.data)
+			}
+		}
+	}
+}
+
+func (l *streamLink) get(lastID string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(l.ctx, http.MethodGet, l.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	l.headers(req.Header)
+	resp, err := l.client.Do(req)
+	if err != nil {
+		if isDialError(err) {
+			return nil, fmt.Errorf("%w: %s", ErrUnreachable, redactErr(err))
+		}
+		return nil, errors.New(redactErr(err))
+	}
+	return resp, nil
+}
+
+// standalone keeps the GET stream for server-initiated messages open for the
+// life of the link. A server without one (405) is fine; one that forgot the
+// session (404) or cannot be reached ends the link.
+func (l *streamLink) standalone() {
+	var lastID string
+	retry := time.Second
+	failures := 0
+	for l.ctx.Err() == nil {
+		resp, err := l.get(lastID)
+		switch {
+		case err != nil:
+			if l.ctx.Err() != nil {
+				return
+			}
+			if errors.Is(err, ErrUnreachable) {
+				l.s.fail(err)
+				return
+			}
+			failures++
+		case resp.StatusCode == http.StatusMethodNotAllowed:
+			drainClose(resp.Body)
+			return
+		case resp.StatusCode == http.StatusNotFound:
+			drainClose(resp.Body)
+			l.s.fail(fmt.Errorf("%w (HTTP 404 on the event stream)", ErrSessionMissing))
+			return
+		case resp.StatusCode/100 != 2:
+			drainClose(resp.Body)
+			failures++
+		default:
+			failures = 0
+			lastID, retry = l.readEvents(resp.Body, lastID, retry, func(b []byte) { l.s.receive(b, nil) })
+			drainClose(resp.Body)
+		}
+		if failures >= 5 {
+			l.logger.Warn("upstream event stream keeps failing; continuing without it", "err", err)
+			return
+		}
+		if !sleepCtx(l.ctx, retry) {
+			return
+		}
+	}
+}
+
+func (l *streamLink) close() {
+	l.closeOnce.Do(func() {
+		l.cancel()
+		l.mu.Lock()
+		sid := l.sessionID
+		l.mu.Unlock()
+		if sid != "" {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			req, err := http.NewRequestWithContext(ctx, http.MethodDelete, l.url, nil)
+			if err == nil {
+				l.headers(req.Header)
+				if resp, err := l.client.Do(req); err == nil {
+					drainClose(resp.Body)
+				}
+			}
+			cancel()
+		}
+		l.wg.Wait()
+		l.client.CloseIdleConnections()
+	})
+}
+
+// sseLink speaks the legacy HTTP+SSE transport (2024-11-05): one GET stream
+// carries everything from the server, starting with the "endpoint" event
+// that names where to POST messages.
+type sseLink struct {
+	url    string
+	client *http.Client
+	s      sink
+	logger *slog.Logger
+	max    int
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	endpoint  string // set once before start returns
+	closeOnce sync.Once
+}
+
+func (l *sseLink) pid() int { return 0 }
+
+func (l *sseLink) start(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(l.ctx, http.MethodGet, l.url, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	type result struct {
+		resp *http.Response
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		resp, err := l.client.Do(req)
+		ch <- result{resp, err}
+	}()
+	var resp *http.Response
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			if isDialError(r.err) {
+				return fmt.Errorf("%w: %s", ErrUnreachable, redactErr(r.err))
+			}
+			return errors.New(redactErr(r.err))
+		}
+		resp = r.resp
+	case <-ctx.Done():
+		l.cancel()
+		return ctx.Err()
+	}
+	if resp.StatusCode/100 != 2 {
+		drainClose(resp.Body)
+		return fmt.Errorf("SSE stream: HTTP %s", resp.Status)
+	}
+	r := newSSEReader(resp.Body, l.max)
+	endpoint := make(chan error, 1)
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		defer drainClose(resp.Body)
+		sawEndpoint := false
+		for {
+			ev, err := r.next()
+			if err != nil {
+				var o *framing.Oversize
+				if errors.As(err, &o) {
+					l.s.oversize(o)
+					continue
+				}
+				if !sawEndpoint {
+					endpoint <- fmt.Errorf("SSE stream ended before the endpoint event: %w", err)
+					return
+				}
+				if l.ctx.Err() == nil {
+					l.s.fail(fmt.Errorf("%w: the SSE stream closed", ErrUnreachable))
+				}
+				return
+			}
+			switch ev.event {
+			case "endpoint":
+				if sawEndpoint {
+					continue
+				}
+				u, err := l.resolveEndpoint(string(ev.data))
+				if err != nil {
+					endpoint <- err
+					return
+				}
+				l.endpoint, sawEndpoint = u, true
+				endpoint <- nil
+			case "", "message":
+				if sawEndpoint && len(bytes.TrimSpace(ev.data)) > 0 {
+					l.s.receive(ev.data, nil)
+				}
+			}
+		}
+	}()
+	select {
+	case err := <-endpoint:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the SSE endpoint event: %w", ctx.Err())
+	}
+}
+
+// resolveEndpoint resolves the endpoint event against the stream's URL and
+// insists on the same origin: the hub sends the upstream's headers (often
+// credentials) there.
+func (l *sseLink) resolveEndpoint(ref string) (string, error) {
+	base, err := url.Parse(l.url)
+	if err != nil {
+		return "", err
+	}
+	u, err := base.Parse(ref)
+	if err != nil {
+		return "", fmt.Errorf("invalid endpoint event %q: %w", ref, err)
+	}
+	if u.Scheme != base.Scheme || u.Host != base.Host {
+		return "", fmt.Errorf("endpoint event points to another origin (%s)", u.Host)
+	}
+	return u.String(), nil
+}
+
+func (l *sseLink) send(ctx context.Context, msg []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.endpoint, bytes.NewReader(msg))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := l.client.Do(req)
+	if err != nil {
+		if isDialError(err) {
+			err = fmt.Errorf("%w: %s", ErrUnreachable, redactErr(err))
+			l.s.fail(err)
+			return err
+		}
+		return errors.New(redactErr(err))
+	}
+	defer drainClose(resp.Body)
+	if resp.StatusCode == http.StatusNotFound {
+		err := fmt.Errorf("%w (HTTP 404)", ErrSessionMissing)
+		l.s.fail(err)
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("HTTP %s", resp.Status)
+	}
+	return nil
+}
+
+func (l *sseLink) close() {
+	l.closeOnce.Do(func() {
+		l.cancel()
+		l.wg.Wait()
+		l.client.CloseIdleConnections()
+	})
+}
+
+func drainClose(r io.ReadCloser) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(r, 256<<10))
+	r.Close()
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,224 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/mcp-hub/mcp-hub/internal/framing"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+)
+
+// A link moves raw JSON-RPC messages to and from one upstream. Inbound
+// messages go to the sink the link was started with, possibly from several
+// goroutines at once (HTTP streams); a link reports its own death through
+// the sink's fail.
+type link interface {
+	// send writes one message (no trailing newline).
+	send(ctx context.Context, msg []byte) error
+	// close shuts the link down gracefully and releases everything it owns.
+	// It returns when that is done; it is safe to call more than once.
+	close()
+	// pid is the child's process id, or 0.
+	pid() int
+}
+
+// sink receives what a link reads.
+type sink interface {
+	// attach binds the link to the sink before the link reads anything.
+	attach(l link)
+	// receive handles one inbound message. origin, when non-nil, is the raw
+	// id of the hub request whose HTTP response stream carried it.
+	receive(msg []byte, origin []byte)
+	// oversize reports a message that was dropped for exceeding the cap.
+	oversize(o *framing.Oversize)
+	// fail reports that the link is dead, and why.
+	fail(err error)
+	// abort fails the one request with the given raw id, whose answer the
+	// link will never deliver.
+	abort(id []byte, err error)
+}
+
+// stdioOptions configures a stdio link.
+type stdioOptions struct {
+	Env             []string // full child environment
+	MaxMessageBytes int
+	// Grace is how long to wait after closing stdin before SIGTERM, and
+	// after SIGTERM before SIGKILL.
+	Grace  time.Duration
+	Stderr *stderrLog
+	Logger *slog.Logger
+}
+
+// stdioLink runs an upstream as a child process in its own process group and
+// speaks newline-delimited JSON-RPC over its stdin and stdout.
+type stdioLink struct {
+	cmd    *exec.Cmd
+	stdin  *os.File // our end
+	stdout *os.File // our end
+	stderr *os.File // our end
+	w      framing.Writer
+	grace  time.Duration
+	logger *slog.Logger
+
+	exited  chan struct{} // closed when cmd.Wait returned
+	exitErr error         // set before exited is closed
+
+	readers   sync.WaitGroup
+	closeOnce sync.Once
+}
+
+// ErrExited is wrapped by the error of a link whose child process exited.
+var ErrExited = errors.New("upstream process exited")
+
+func startStdio(spec *Spec, opts stdioOptions, s sink) (_ *stdioLink, err error) {
+	cmd := exec.Command(spec.Command, spec.Args...)
+	cmd.Env = opts.Env
+	cmd.Dir = spec.Cwd
+	setProcessGroup(cmd)
+
+	// Own the pipes (rather than StdinPipe & co.) so cmd.Wait reports the
+	// child's exit at once even while a grandchild still holds a pipe open.
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("stdin pipe: %w", err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW)
+		return nil, fmt.Errorf("stdout pipe: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW, outR, outW)
+		return nil, fmt.Errorf("stderr pipe: %w", err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := startCmd(cmd); err != nil {
+		closeAll(inR, inW, outR, outW, errR, errW)
+		return nil, fmt.Errorf("start %s: %w", spec.Command, err)
+	}
+	closeAll(inR, outW, errW) // the child has its copies
+
+	l := &stdioLink{
+		cmd: cmd, stdin: inW, stdout: outR, stderr: errR,
+		grace: opts.Grace, logger: opts.Logger,
+		exited: make(chan struct{}),
+	}
+	if l.grace <= 0 {
+		l.grace = 2 * time.Second
+	}
+	l.w.W = inW
+	s.attach(l)
+
+	go func() {
+		l.exitErr = cmd.Wait()
+		close(l.exited)
+		s.fail(l.exitError())
+	}()
+	l.readers.Add(2)
+	go func() {
+		defer l.readers.Done()
+		if opts.Stderr != nil {
+			opts.Stderr.consume(errR)
+		}
+	}()
+	go func() {
+		defer l.readers.Done()
+		l.readLoop(framing.NewReader(outR, opts.MaxMessageBytes), s)
+	}()
+	return l, nil
+}
+
+func (l *stdioLink) exitError() error {
+	if l.exitErr != nil {
+		return fmt.Errorf("%w: %v", ErrExited, l.exitErr)
+	}
+	return fmt.Errorf("%w: exit status 0", ErrExited)
+}
+
+func (l *stdioLink) readLoop(fr *framing.Reader, s sink) {
+	for {
+		line, err := fr.Next()
+		if err == nil {
+			s.receive(line, nil)
+			continue
+		}
+		var o *framing.Oversize
+		if errors.As(err, &o) {
+			s.oversize(o)
+			continue
+		}
+		// stdout ended: usually the child exited; prefer its exit status.
+		select {
+		case <-l.exited:
+			s.fail(l.exitError())
+		case <-time.After(500 * time.Millisecond):
+			s.fail(fmt.Errorf("upstream closed its stdout: %w", err))
+		}
+		return
+	}
+}
+
+func (l *stdioLink) send(_ context.Context, msg []byte) error {
+	return l.w.Write(msg)
+}
+
+func (l *stdioLink) pid() int {
+	if l.cmd.Process == nil {
+		return 0
+	}
+	return l.cmd.Process.Pid
+}
+
+// close follows the MCP stdio shutdown sequence: close the child's stdin,
+// wait the grace period, SIGTERM the process group, wait again, SIGKILL the
+// group. Then it makes sure nothing of the group is left (grandchildren
+// included), reaps the child and stops the readers.
+func (l *stdioLink) close() {
+	l.closeOnce.Do(func() {
+		pid := l.pid()
+		l.stdin.Close()
+		if !waitFor(l.exited, l.grace) {
+			_ = signalGroup(pid, sigTerm)
+			if !waitFor(l.exited, l.grace) {
+				_ = signalGroup(pid, sigKill)
+				<-l.exited
+			}
+		}
+		// The child is gone; take down whatever it left in its group.
+		if groupAlive(pid) {
+			_ = signalGroup(pid, sigTerm)
+			deadline := time.Now().Add(l.grace)
+			for groupAlive(pid) && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if groupAlive(pid) {
+				_ = signalGroup(pid, sigKill)
+			}
+		}
+		l.stdout.Close()
+		l.stderr.Close()
+		l.readers.Wait()
+	})
+}
+
+func waitFor(ch <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
+}

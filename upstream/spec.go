@@ -1,0 +1,400 @@
+package upstream
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Transport names how the hub reaches an upstream server.
+type Transport string
+
+// The transports an upstream can use.
+const (
+	TransportStdio Transport = "stdio" // a child process speaking newline-delimited JSON-RPC
+	TransportSSE   Transport = "sse"   // the legacy HTTP+SSE transport (2024-11-05)
+	TransportHTTP  Transport = "http"  // streamable HTTP (2025-03-26 and later)
+)
+
+// StartMode says when the hub starts an upstream.
+type StartMode string
+
+// The start modes.
+const (
+	StartEager StartMode = ""     // connect as soon as the upstream is registered (the default)
+	StartLazy  StartMode = "lazy" // connect on the first call that needs it
+)
+
+// NamePattern is the pattern every upstream name must match.
+const NamePattern = `^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$`
+
+var nameRE = regexp.MustCompile(NamePattern)
+
+// Spec is everything the hub needs to connect to one upstream server. It is
+// the unit that is stored, compared and approved.
+//
+// Env and Headers values may be plain strings, "${VAR}" (taken from the hub's
+// environment when the upstream starts) or "file:<path>" (read when the
+// upstream starts); see [ResolveValue].
+type Spec struct {
+	Name        string    `json:"name"`
+	Description string    `json:"description,omitempty"`
+	Transport   Transport `json:"transport"`
+
+	// stdio
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Cwd     string            `json:"cwd,omitempty"`
+
+	// sse and http
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+
+	// Tools filters the upstream's tools before they reach the catalog.
+	Tools ToolFilter `json:"tools,omitzero"`
+
+	// Timeouts; zero means the hub's default.
+	InitTimeout Duration `json:"initTimeout,omitzero"`
+	ListTimeout Duration `json:"listTimeout,omitzero"`
+	CallTimeout Duration `json:"callTimeout,omitzero"`
+
+	// ProtocolVersion pins the protocol version the hub asks for. Empty means
+	// the hub's default (2025-11-25).
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+
+	// Start selects eager (default) or lazy start.
+	Start StartMode `json:"start,omitempty"`
+	// IdleTimeout stops a stdio upstream that was not used for this long.
+	// Zero means never.
+	IdleTimeout Duration `json:"idleTimeout,omitzero"`
+	// MaxInFlight caps concurrent requests to this upstream; zero means the
+	// hub's default.
+	MaxInFlight int `json:"maxInFlight,omitempty"`
+
+	// Server→client requests the upstream may make of the calling client.
+	// Nil means the hub's default (allowed when the request can be attributed
+	// to one client session).
+	AllowSampling    *bool `json:"allowSampling,omitempty"`
+	AllowElicitation *bool `json:"allowElicitation,omitempty"`
+	AllowRoots       *bool `json:"allowRoots,omitempty"`
+}
+
+// ToolFilter selects tools by name with '*' globs. A tool is kept when Allow
+// is empty or one of its patterns matches, and no Deny pattern matches.
+type ToolFilter struct {
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+}
+
+// IsZero reports whether the filter keeps every tool.
+func (f ToolFilter) IsZero() bool { return len(f.Allow) == 0 && len(f.Deny) == 0 }
+
+// Duration is a time.Duration that encodes as a string such as "30s".
+type Duration time.Duration
+
+// MarshalJSON implements json.Marshaler.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+// UnmarshalJSON implements json.Unmarshaler. It accepts a Go duration string
+// or a number of seconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("invalid duration %q: %w", s, err)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var secs float64
+	if err := json.Unmarshal(b, &secs); err != nil {
+		return fmt.Errorf("invalid duration %s: want a string such as \"30s\"", b)
+	}
+	*d = Duration(secs * float64(time.Second))
+	return nil
+}
+
+// Std returns d as a time.Duration.
+func (d Duration) Std() time.Duration { return time.Duration(d) }
+
+// ValidName reports whether name is a valid upstream name: it matches
+// [NamePattern] and is not reserved for the hub ("hub" or "hub_…").
+func ValidName(name string) error {
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("invalid name %q: must match %s", name, NamePattern)
+	}
+	if strings.EqualFold(name, "hub") || strings.HasPrefix(strings.ToLower(name), "hub_") {
+		return fmt.Errorf("invalid name %q: \"hub\" and names starting \"hub_\" are reserved for the hub", name)
+	}
+	return nil
+}
+
+// FieldError is a validation error that names the offending field.
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+func fieldErr(field, format string, args ...any) error {
+	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// InferTransport returns the transport implied by the spec's fields when
+// Transport is empty: a command means stdio, a URL whose path ends in "/sse"
+// means legacy SSE, any other URL means streamable HTTP.
+func (s *Spec) InferTransport() Transport {
+	if s.Transport != "" {
+		return s.Transport
+	}
+	if s.Command != "" {
+		return TransportStdio
+	}
+	if s.URL != "" {
+		if u, err := url.Parse(s.URL); err == nil && strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/sse") {
+			return TransportSSE
+		}
+		return TransportHTTP
+	}
+	return ""
+}
+
+// Validate checks the spec and fills in the transport when it can be
+// inferred. Errors are [*FieldError]s naming the field.
+func (s *Spec) Validate() error {
+	if err := ValidName(s.Name); err != nil {
+		return &FieldError{Field: "name", Msg: err.Error()}
+	}
+	s.Transport = s.InferTransport()
+	switch s.Transport {
+	case TransportStdio:
+		if s.Command == "" {
+			return fieldErr("command", "required for the stdio transport")
+		}
+		if s.URL != "" {
+			return fieldErr("url", "not allowed with the stdio transport")
+		}
+		if len(s.Headers) > 0 {
+			return fieldErr("headers", "not allowed with the stdio transport")
+		}
+		if err := noControl("command", s.Command); err != nil {
+			return err
+		}
+		for i, a := range s.Args {
+			if err := noControl(fmt.Sprintf("args[%d]", i), a); err != nil {
+				return err
+			}
+		}
+		if err := noControl("cwd", s.Cwd); err != nil {
+			return err
+		}
+		for k, v := range s.Env {
+			if !envNameRE.MatchString(k) {
+				return fieldErr("env", "invalid variable name %q", k)
+			}
+			if err := noControl("env."+k, v); err != nil {
+				return err
+			}
+		}
+	case TransportSSE, TransportHTTP:
+		if s.URL == "" {
+			return fieldErr("url", "required for the %s transport", s.Transport)
+		}
+		u, err := url.Parse(s.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fieldErr("url", "must be an absolute http or https URL")
+		}
+		if u.User != nil {
+			return fieldErr("url", "must not contain credentials; use headers")
+		}
+		if s.Command != "" {
+			return fieldErr("command", "not allowed with the %s transport", s.Transport)
+		}
+		if len(s.Args) > 0 || len(s.Env) > 0 || s.Cwd != "" {
+			return fieldErr("args", "args, env and cwd are only allowed with the stdio transport")
+		}
+		for k, v := range s.Headers {
+			if k == "" || strings.ContainsAny(k, " \t\r\n:") {
+				return fieldErr("headers", "invalid header name %q", k)
+			}
+			if strings.ContainsAny(v, "\r\n\x00") {
+				return fieldErr("headers."+k, "must not contain CR, LF or NUL")
+			}
+		}
+	case "":
+		return fieldErr("command", "either command (stdio) or url (sse, http) is required")
+	default:
+		return fieldErr("transport", "must be one of stdio, sse, http (got %q)", s.Transport)
+	}
+	if s.Start != StartEager && s.Start != StartLazy {
+		return fieldErr("start", "must be \"lazy\" or empty (got %q)", s.Start)
+	}
+	if s.MaxInFlight < 0 {
+		return fieldErr("maxInFlight", "must not be negative")
+	}
+	for _, d := range []struct {
+		name string
+		v    Duration
+	}{{"initTimeout", s.InitTimeout}, {"listTimeout", s.ListTimeout}, {"callTimeout", s.CallTimeout}, {"idleTimeout", s.IdleTimeout}} {
+		if d.v < 0 {
+			return fieldErr(d.name, "must not be negative")
+		}
+	}
+	for i, p := range slices.Concat(s.Tools.Allow, s.Tools.Deny) {
+		if p == "" {
+			return fieldErr("tools", "empty pattern at position %d", i)
+		}
+	}
+	return nil
+}
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func noControl(field, v string) error {
+	if strings.ContainsAny(v, "\x00\r\n") {
+		return fieldErr(field, "must not contain NUL, CR or LF")
+	}
+	return nil
+}
+
+// LaunchSpec is what a person approves before an upstream may run: for stdio
+// the command, its arguments, the names of its environment variables and its
+// working directory; for HTTP the URL and the names of its headers. Values of
+// env vars and headers are not part of it (they are often secrets and are
+// never shown), their names are.
+type LaunchSpec struct {
+	Transport   Transport `json:"transport"`
+	Command     string    `json:"command,omitempty"`
+	Args        []string  `json:"args,omitempty"`
+	EnvNames    []string  `json:"envNames,omitempty"`
+	Cwd         string    `json:"cwd,omitempty"`
+	URL         string    `json:"url,omitempty"`
+	HeaderNames []string  `json:"headerNames,omitempty"`
+}
+
+// Launch returns the spec's launch spec.
+func (s *Spec) Launch() LaunchSpec {
+	l := LaunchSpec{Transport: s.InferTransport()}
+	if l.Transport == TransportStdio {
+		l.Command, l.Args, l.Cwd = s.Command, slices.Clone(s.Args), s.Cwd
+		l.EnvNames = sortedKeys(s.Env)
+	} else {
+		l.URL = s.URL
+		l.HeaderNames = sortedKeys(s.Headers)
+	}
+	return l
+}
+
+// Hash returns the hex SHA-256 of the launch spec's canonical JSON encoding.
+func (l LaunchSpec) Hash() string {
+	b, err := json.Marshal(l)
+	if err != nil { // cannot happen: only strings and slices of strings
+		panic(err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// String renders the launch spec for a person to approve: the exact argv,
+// quoted where needed, never truncated.
+func (l LaunchSpec) String() string {
+	var b strings.Builder
+	if l.Transport == TransportStdio {
+		b.WriteString("run: ")
+		b.WriteString(quoteArg(l.Command))
+		for _, a := range l.Args {
+			b.WriteByte(' ')
+			b.WriteString(quoteArg(a))
+		}
+		if l.Cwd != "" {
+			b.WriteString("\nin directory: ")
+			b.WriteString(l.Cwd)
+		}
+		if len(l.EnvNames) > 0 {
+			b.WriteString("\nwith environment variables: ")
+			b.WriteString(strings.Join(l.EnvNames, ", "))
+		}
+		return b.String()
+	}
+	fmt.Fprintf(&b, "connect (%s) to: %s", l.Transport, l.URL)
+	if len(l.HeaderNames) > 0 {
+		b.WriteString("\nwith headers: ")
+		b.WriteString(strings.Join(l.HeaderNames, ", "))
+	}
+	return b.String()
+}
+
+func quoteArg(a string) string {
+	if a != "" && !strings.ContainsAny(a, " \t\"'\\$`;&|<>(){}[]*?!#~") {
+		return a
+	}
+	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+}
+
+func sortedKeys(m map[string]string) []string {
+	if len(m) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Redacted returns a copy of the spec whose env and header values are
+// replaced by "***", and whose URL has its query values masked. It is what
+// the hub shows in logs and tool output.
+func (s Spec) Redacted() Spec {
+	r := s
+	r.Args = slices.Clone(s.Args)
+	if len(s.Env) > 0 {
+		r.Env = make(map[string]string, len(s.Env))
+		for k := range s.Env {
+			r.Env[k] = "***"
+		}
+	}
+	if len(s.Headers) > 0 {
+		r.Headers = make(map[string]string, len(s.Headers))
+		for k := range s.Headers {
+			r.Headers[k] = "***"
+		}
+	}
+	r.URL = RedactURL(s.URL)
+	return r
+}
+
+// RedactURL masks userinfo and query values of a URL.
+func RedactURL(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "<invalid url>"
+	}
+	if u.User != nil {
+		u.User = url.User("***")
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			q[k] = []string{"***"}
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}

@@ -1,0 +1,525 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Upstream is one registered upstream server. Its supervisor goroutine owns
+// the connection: it connects, lists, watches, reconnects with backoff and
+// shuts down. Other goroutines read snapshots and make calls.
+type Upstream struct {
+	m      *Manager
+	name   string
+	logger *slog.Logger
+	stderr *stderrLog
+
+	conn     atomic.Pointer[Conn] // the live connection, or nil
+	lastUse  atomic.Int64         // unix nanos of the last call
+	inflight chan struct{}        // semaphore: calls in flight
+
+	cmds    chan command
+	relist  chan struct{} // capacity 1: coalesces list_changed bursts
+	stop    chan struct{} // closed to stop the supervisor
+	stopped chan struct{} // closed when the supervisor has exited
+
+	mu      sync.Mutex // guards following
+	spec    Spec
+	status  Status
+	inv     Inventory
+	changed chan struct{} // closed and replaced on every change
+	attempt uint64        // completed attempts, for on-demand waiters
+	lastTry time.Time     // when the last attempt ended
+}
+
+type command int
+
+const (
+	cmdConnect    command = iota // connect now (admin): resets the backoff
+	cmdKick                      // connect now (on demand): keeps the backoff
+	cmdDisconnect                // stop and stay down (admin)
+	cmdRestart                   // reconnect now (spec may have changed)
+	cmdEnable                    // leave DISABLED
+	cmdDisable                   // stop, DISABLED
+)
+
+// Name returns the upstream's name.
+func (u *Upstream) Name() string { return u.name }
+
+// Spec returns the upstream's current spec.
+func (u *Upstream) Spec() Spec {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.spec
+}
+
+// Status returns a snapshot of the upstream's state.
+func (u *Upstream) Status() Status {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.status
+}
+
+// Inventory returns what the upstream offers (possibly from a cache; see
+// Inventory.Stale). Callers must not modify it.
+func (u *Upstream) Inventory() Inventory {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.inv
+}
+
+// StderrTail returns the last lines the upstream wrote to stderr.
+func (u *Upstream) StderrTail() []string { return u.stderr.Tail() }
+
+// Conn returns the live connection, or nil.
+func (u *Upstream) Conn() *Conn { return u.conn.Load() }
+
+// update changes state under the lock and wakes waiters and the manager.
+func (u *Upstream) update(f func(s *Status, inv *Inventory)) {
+	u.mu.Lock()
+	before := u.status.State
+	f(&u.status, &u.inv)
+	if u.status.State != before {
+		u.status.Since = time.Now()
+	}
+	u.status.Tools = len(u.inv.Tools)
+	u.status.Stale = u.inv.Stale
+	close(u.changed)
+	u.changed = make(chan struct{})
+	st := u.status
+	u.mu.Unlock()
+	if st.State != before {
+		u.logger.Info("upstream state", "state", st.State, "err", st.LastError)
+	}
+	u.m.changed(u.name)
+}
+
+func (u *Upstream) send(c command) {
+	if c == cmdKick {
+		select { // a full queue already holds a command that will connect
+		case u.cmds <- c:
+		default:
+		}
+		return
+	}
+	select {
+	case u.cmds <- c:
+	case <-u.stopped:
+	}
+}
+
+// Call sends a request to the upstream and returns its raw reply. When the
+// upstream is not connected, Call waits for an attempt under way, or starts
+// one (on demand) when none is scheduled. The call's deadline is the
+// upstream's call timeout unless ctx ends sooner; at most MaxInFlight calls
+// run at once, the rest wait their turn.
+func (u *Upstream) Call(ctx context.Context, method string, params []byte) (Reply, error) {
+	u.lastUse.Store(time.Now().UnixNano())
+	spec := u.Spec()
+	timeout := pick(spec.CallTimeout.Std(), u.m.opts.CallTimeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	conn, err := u.ready(ctx)
+	if err != nil {
+		return Reply{}, err
+	}
+	select {
+	case u.inflight <- struct{}{}:
+	default:
+		select {
+		case u.inflight <- struct{}{}:
+		case <-ctx.Done():
+			return Reply{}, u.timeoutErr(ctx, timeout, "waiting for a free slot")
+		}
+	}
+	defer func() { <-u.inflight }()
+	r, err := conn.Call(ctx, method, params)
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return Reply{}, u.timeoutErr(ctx, timeout, "waiting for the reply")
+	}
+	return r, err
+}
+
+// ErrTimeout is wrapped by errors of calls that ran out of time.
+var ErrTimeout = errors.New("timed out")
+
+func (u *Upstream) timeoutErr(ctx context.Context, timeout time.Duration, doing string) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%w after %s %s (the request was cancelled upstream)", ErrTimeout, timeout, doing)
+	}
+	return ctx.Err()
+}
+
+// NotReadyError says why an upstream cannot take a call right now.
+type NotReadyError struct {
+	Name      string
+	State     State
+	LastError string
+	NextRetry time.Time
+}
+
+func (e *NotReadyError) Error() string {
+	msg := fmt.Sprintf("upstream %q is %s", e.Name, e.State)
+	if e.LastError != "" {
+		msg += " (last error: " + e.LastError + ")"
+	}
+	if !e.NextRetry.IsZero() {
+		msg += fmt.Sprintf("; next attempt in %s", time.Until(e.NextRetry).Round(time.Second))
+	}
+	return msg
+}
+
+// onDemandGap is the minimum time between the end of one attempt and an
+// on-demand attempt, so a client calling in a loop cannot turn a crashing
+// upstream into a spawn storm.
+const onDemandGap = time.Second
+
+// ready returns the live connection, waiting for or starting an attempt.
+func (u *Upstream) ready(ctx context.Context) (*Conn, error) {
+	kicked := false
+	var kickedAt uint64
+	for {
+		if c := u.conn.Load(); c != nil {
+			return c, nil
+		}
+		u.mu.Lock()
+		st, ch, attempt, lastTry := u.status, u.changed, u.attempt, u.lastTry
+		u.mu.Unlock()
+		notReady := &NotReadyError{Name: u.name, State: st.State, LastError: st.LastError, NextRetry: st.NextRetry}
+		switch {
+		case st.State == StateDisabled || st.Manual:
+			return nil, notReady
+		case st.State == StateConnecting, st.State == StateConnected, st.State == StateUnhealthy:
+			// An attempt is under way (or the connection is being swapped).
+		case kicked && attempt > kickedAt:
+			return nil, notReady // the attempt we asked for failed
+		case !kicked:
+			if !lastTry.IsZero() && time.Since(lastTry) < onDemandGap && st.State != StatePending {
+				return nil, notReady
+			}
+			kicked, kickedAt = true, attempt
+			u.send(cmdKick)
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (%v)", notReady, ctx.Err())
+		case <-u.stopped:
+			return nil, fmt.Errorf("upstream %q was removed", u.name)
+		}
+	}
+}
+
+// Notification implements Events for the upstream's connections: list
+// changes trigger a re-list, everything else goes to the manager's Events.
+func (u *Upstream) Notification(c *Conn, method string, params []byte, origin []byte) {
+	switch method {
+	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
+		select {
+		case u.relist <- struct{}{}:
+		default:
+		}
+	}
+	if ev := u.m.opts.Events; ev != nil {
+		ev.Notification(c, method, params, origin)
+	}
+}
+
+// Request implements Events: server→client requests go to the manager's
+// Events, or are refused when there is none.
+func (u *Upstream) Request(c *Conn, id []byte, method string, params []byte, origin []byte) {
+	if ev := u.m.opts.Events; ev != nil {
+		ev.Request(c, id, method, params, origin)
+		return
+	}
+	_ = c.Respond(context.Background(), id, nil, []byte(`{"code":-32601,"message":"the hub does not forward `+method+` requests"}`))
+}
+
+// run is the supervisor loop. It exits when u.stop is closed, after closing
+// the connection.
+func (u *Upstream) run(start State) {
+	defer close(u.stopped)
+	b := u.m.opts.Backoff
+	var (
+		wantUp   = start == StateConnecting
+		retryAt  time.Time
+		attempts int
+	)
+	if start == StateDisabled || start == StatePending {
+		u.update(func(s *Status, _ *Inventory) { s.State, s.Settled = start, true })
+	}
+	for {
+		if !wantUp || !retryAt.IsZero() {
+			var timer *time.Timer
+			var fire <-chan time.Time
+			if wantUp {
+				timer = time.NewTimer(time.Until(retryAt))
+				fire = timer.C
+			}
+			var c command = -1
+			select {
+			case <-u.stop:
+			case <-fire:
+			case c = <-u.cmds:
+			case <-u.relist: // nothing to list while disconnected
+			}
+			if timer != nil {
+				timer.Stop()
+			}
+			select {
+			case <-u.stop:
+				return
+			default:
+			}
+			switch c {
+			case -1:
+				if !wantUp {
+					continue // woken by a relist
+				}
+			case cmdConnect, cmdRestart:
+				wantUp, attempts = true, 0
+			case cmdKick:
+				wantUp = true // keep the attempt count: on-demand does not reset backoff
+			case cmdEnable:
+				if u.Status().State != StateDisabled {
+					continue
+				}
+				wantUp, attempts = true, 0
+			case cmdDisconnect:
+				wantUp, retryAt = false, time.Time{}
+				u.update(func(s *Status, _ *Inventory) {
+					s.State, s.Manual, s.NextRetry, s.Settled = StateDisconnected, true, time.Time{}, true
+				})
+				continue
+			case cmdDisable:
+				wantUp, retryAt = false, time.Time{}
+				u.update(func(s *Status, _ *Inventory) {
+					s.State, s.NextRetry, s.Settled = StateDisabled, time.Time{}, true
+				})
+				continue
+			}
+			retryAt = time.Time{}
+		}
+
+		conn, err := u.attemptOnce()
+		if err != nil {
+			attempts++
+			next := time.Time{}
+			if b.MaxAttempts < 0 || attempts < b.MaxAttempts {
+				next = time.Now().Add(b.Delay(attempts))
+				retryAt = next
+			} else {
+				wantUp = false
+			}
+			u.update(func(s *Status, _ *Inventory) {
+				s.State, s.LastError, s.Attempts, s.NextRetry, s.PID, s.Settled = StateFailed, err.Error(), attempts, next, 0, true
+			})
+			u.logger.Warn("upstream connect failed", "attempt", attempts, "err", err, "retry_in", time.Until(next).Round(time.Millisecond))
+			continue
+		}
+
+		connectedAt := time.Now()
+		outcome, err := u.serve(conn)
+		conn.Close()
+		u.conn.Store(nil)
+		switch outcome {
+		case outcomeStopped:
+			return
+		case outcomeDisconnect:
+			wantUp, retryAt = false, time.Time{}
+			u.update(func(s *Status, _ *Inventory) {
+				s.State, s.Manual, s.PID, s.NextRetry = StateDisconnected, true, 0, time.Time{}
+			})
+			continue
+		case outcomeDisable:
+			wantUp, retryAt = false, time.Time{}
+			u.update(func(s *Status, _ *Inventory) { s.State, s.PID, s.NextRetry = StateDisabled, 0, time.Time{} })
+			continue
+		case outcomeRestart:
+			attempts, retryAt = 0, time.Time{}
+			continue
+		}
+		// The connection died.
+		if time.Since(connectedAt) > b.Max {
+			attempts = 0 // it was stable: start the schedule over
+		}
+		attempts++
+		state := StateFailed
+		if errors.Is(err, ErrExited) {
+			state = StateCrashed
+		}
+		next := time.Time{}
+		if b.MaxAttempts < 0 || attempts < b.MaxAttempts {
+			next = time.Now().Add(b.Delay(attempts))
+			retryAt = next
+		} else {
+			wantUp = false
+		}
+		u.update(func(s *Status, _ *Inventory) {
+			s.State, s.LastError, s.Attempts, s.NextRetry, s.PID = state, err.Error(), attempts, next, 0
+		})
+		u.logger.Warn("upstream connection lost", "err", err, "attempt", attempts, "retry_in", time.Until(next).Round(time.Millisecond))
+	}
+}
+
+type outcome int
+
+const (
+	outcomeLost outcome = iota
+	outcomeStopped
+	outcomeDisconnect
+	outcomeDisable
+	outcomeRestart
+)
+
+// attemptOnce makes one connection attempt: gate, spawn slot, dial,
+// initialize, list. On success the connection is live and published.
+func (u *Upstream) attemptOnce() (*Conn, error) {
+	u.update(func(s *Status, _ *Inventory) { s.State, s.Manual, s.NextRetry = StateConnecting, false, time.Time{} })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-u.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	defer func() {
+		u.mu.Lock()
+		u.attempt++
+		u.lastTry = time.Now()
+		u.mu.Unlock()
+	}()
+	spec := u.Spec()
+	if g := u.m.opts.Gate; g != nil {
+		if err := g(ctx, spec); err != nil {
+			return nil, err
+		}
+	}
+	select {
+	case u.m.spawnSlots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	conn, err := u.dial(ctx, &spec)
+	<-u.m.spawnSlots
+	if err != nil {
+		return nil, err
+	}
+	lctx, lcancel := context.WithTimeout(ctx, pick(spec.ListTimeout.Std(), u.m.opts.ListTimeout))
+	inv, err := listInventory(lctx, conn)
+	lcancel()
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	init := conn.InitializeResult()
+	u.conn.Store(conn)
+	u.update(func(s *Status, cur *Inventory) {
+		inv.Version = cur.Version + 1
+		*cur = inv
+		s.State, s.LastError, s.Attempts, s.PID, s.Settled = StateConnected, "", 0, conn.PID(), true
+		if init != nil {
+			if init.ServerInfo != nil {
+				s.ServerName, s.ServerVersion = init.ServerInfo.Name, init.ServerInfo.Version
+			}
+			s.ProtocolVersion = init.ProtocolVersion
+		}
+	})
+	return conn, nil
+}
+
+// serve watches a live connection until it ends or a command ends it.
+func (u *Upstream) serve(conn *Conn) (outcome, error) {
+	interval := u.m.opts.HealthInterval
+	var tick <-chan time.Time
+	if interval > 0 {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		tick = t.C
+	}
+	failures := 0
+	for {
+		select {
+		case <-u.stop:
+			return outcomeStopped, nil
+		case <-conn.Done():
+			return outcomeLost, conn.Err()
+		case c := <-u.cmds:
+			switch c {
+			case cmdDisconnect:
+				return outcomeDisconnect, nil
+			case cmdDisable:
+				return outcomeDisable, nil
+			case cmdRestart:
+				return outcomeRestart, nil
+			}
+			// cmdConnect, cmdKick, cmdEnable: already connected.
+		case <-u.relist:
+			spec := u.Spec()
+			ctx, cancel := context.WithTimeout(context.Background(), pick(spec.ListTimeout.Std(), u.m.opts.ListTimeout))
+			inv, err := listInventory(ctx, conn)
+			cancel()
+			if err != nil {
+				u.logger.Warn("upstream re-list failed", "err", err)
+				continue
+			}
+			u.update(func(_ *Status, cur *Inventory) {
+				inv.Version = cur.Version + 1
+				*cur = inv
+			})
+		case <-tick:
+			if time.Since(time.Unix(0, u.lastUse.Load())) < interval {
+				continue // busy upstreams prove their health with calls
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), min(interval, 10*time.Second))
+			r, err := conn.Call(ctx, "ping", nil)
+			cancel()
+			if err == nil && r.Error == nil {
+				if failures > 0 {
+					failures = 0
+					u.update(func(s *Status, _ *Inventory) { s.State = StateConnected })
+				}
+				continue
+			}
+			if err == nil {
+				err = &RPCError{Raw: r.Error}
+			}
+			failures++
+			u.logger.Warn("upstream health ping failed", "failures", failures, "err", err)
+			if failures >= u.m.opts.HealthFailures {
+				u.update(func(s *Status, _ *Inventory) { s.State, s.LastError = StateUnhealthy, "health ping: "+err.Error() })
+				return outcomeLost, fmt.Errorf("unhealthy: %d health pings failed, last: %w", failures, err)
+			}
+		}
+	}
+}
+
+// ServerCapabilities returns the live connection's server capabilities, or
+// nil.
+func (u *Upstream) ServerCapabilities() *mcp.ServerCapabilities {
+	if c := u.conn.Load(); c != nil && c.init != nil {
+		return c.init.Capabilities
+	}
+	return nil
+}
+
+// sortedNames returns the names of the upstreams, sorted.
+func sortedNames(m map[string]*Upstream) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
