@@ -1,0 +1,108 @@
+package persist
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// The schema migrations, applied in order. File NNNN_*.sql takes the schema
+// from version NNNN-1 to NNNN; versions are contiguous from 1. Never edit a
+// released migration: add a new file.
+//
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+var loadMigrations = sync.OnceValues(func() ([]migration, error) {
+	names, err := fs.Glob(migrationFS, "migrations/*.sql")
+	if err != nil {
+		return nil, fmt.Errorf("load migrations: %w", err)
+	}
+	var migs []migration
+	for _, n := range names {
+		base := path.Base(n)
+		num, _, ok := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v < 1 {
+			return nil, fmt.Errorf("load migrations: bad file name %q: want NNNN_name.sql", base)
+		}
+		b, err := migrationFS.ReadFile(n)
+		if err != nil {
+			return nil, fmt.Errorf("load migrations: %w", err)
+		}
+		migs = append(migs, migration{version: v, name: base, sql: string(b)})
+	}
+	sort.Slice(migs, func(i, j int) bool { return migs[i].version < migs[j].version })
+	for i, m := range migs {
+		if m.version != i+1 {
+			return nil, fmt.Errorf("load migrations: %s: want version %d", m.name, i+1)
+		}
+	}
+	return migs, nil
+})
+
+// migrate brings the schema to version target (<= len(migs)). Each migration
+// runs in its own BEGIN IMMEDIATE transaction together with the
+// user_version bump, and re-reads user_version after taking the write lock,
+// so concurrent openers in other processes never apply a migration twice.
+func migrate(ctx context.Context, conn *sqlx.Conn, dbPath string, migs []migration, target int) error {
+	var v int
+	if err := conn.GetContext(ctx, &v, "PRAGMA user_version"); err != nil {
+		return fmt.Errorf("read schema version of %s: %w", dbPath, classify(dbPath, err))
+	}
+	if v > len(migs) {
+		return tooNew(dbPath, v, len(migs))
+	}
+	for v < target {
+		var err error
+		if v, err = migrateStep(ctx, conn, dbPath, migs, target); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// migrateStep applies the next migration unless another process already
+// did, and returns the schema version it leaves.
+func migrateStep(ctx context.Context, conn *sqlx.Conn, dbPath string, migs []migration, target int) (int, error) {
+	tx, err := conn.BeginTxx(ctx, nil) // BEGIN IMMEDIATE (see the DSN): holds the write lock
+	if err != nil {
+		return 0, fmt.Errorf("migrate %s: %w", dbPath, err)
+	}
+	defer tx.Rollback()
+	var v int
+	if err := tx.GetContext(ctx, &v, "PRAGMA user_version"); err != nil {
+		return 0, fmt.Errorf("migrate %s: %w", dbPath, err)
+	}
+	if v > len(migs) {
+		return 0, tooNew(dbPath, v, len(migs))
+	}
+	if v >= target {
+		return v, nil // another process got there first
+	}
+	m := migs[v]
+	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+		return 0, fmt.Errorf("migrate %s to version %d (%s): %w", dbPath, m.version, m.name, err)
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
+		return 0, fmt.Errorf("migrate %s to version %d: %w", dbPath, m.version, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("migrate %s to version %d: commit: %w", dbPath, m.version, err)
+	}
+	return m.version, nil
+}

@@ -1,0 +1,298 @@
+package persist
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/mcp-hub/mcp-hub/upstream"
+)
+
+// Source says who registered an upstream.
+type Source string
+
+// The sources.
+const (
+	SourceConfig Source = "config" // the hub's configuration file
+	SourceAdmin  Source = "admin"  // a client through the hub's admin tools
+	SourceCLI    Source = "cli"    // the mcp-hub command line
+)
+
+// Approval is the state of a person's approval of an upstream's launch spec.
+type Approval string
+
+// The approval states.
+const (
+	ApprovalApproved Approval = "approved"
+	ApprovalPending  Approval = "pending"
+	ApprovalRejected Approval = "rejected"
+)
+
+// Record is one registered upstream.
+type Record struct {
+	ID          string // UUID v4, assigned by Create when empty
+	Spec        upstream.Spec
+	Enabled     bool
+	AutoConnect bool
+	Source      Source
+	Approval    Approval
+	// ApprovedHash is upstream.LaunchSpec.Hash of the launch spec that was
+	// approved.
+	ApprovedHash string
+	CreatedAt    time.Time // set by Create
+	UpdatedAt    time.Time // set by Create and Update
+}
+
+// Approved reports whether r is approved and the approval covers its
+// current launch spec. A mismatch means the launch spec changed after the
+// approval, for instance because the row was edited behind the hub's back.
+func (r Record) Approved() bool {
+	return r.Approval == ApprovalApproved && r.ApprovedHash != "" && r.ApprovedHash == r.Spec.Launch().Hash()
+}
+
+// Redacted returns a copy of r whose secret values (env and header values,
+// URL query values) are masked; see [upstream.Spec.Redacted].
+func (r Record) Redacted() Record {
+	r.Spec = r.Spec.Redacted()
+	return r
+}
+
+// upstreamRow is a row of the upstreams table.
+type upstreamRow struct {
+	ID           string `db:"id"`
+	Name         string `db:"name"`
+	Description  string `db:"description"`
+	Transport    string `db:"transport"`
+	Config       string `db:"config"`
+	Enabled      bool   `db:"enabled"`
+	AutoConnect  bool   `db:"auto_connect"`
+	Source       string `db:"source"`
+	Approval     string `db:"approval"`
+	ApprovedHash string `db:"approved_hash"`
+	CreatedAt    string `db:"created_at"`
+	UpdatedAt    string `db:"updated_at"`
+}
+
+const upstreamCols = `id, name, description, transport, config, enabled, auto_connect,
+	source, approval, approved_hash, created_at, updated_at`
+
+// timeLayout is RFC 3339 with a fixed-width fraction, so that stored
+// timestamps sort as text in time order.
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+func parseTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return t.UTC(), nil
+}
+
+func checkRecord(r *Record) error {
+	if r.Spec.Name == "" {
+		return errors.New("upstream record: empty name")
+	}
+	switch r.Source {
+	case SourceConfig, SourceAdmin, SourceCLI:
+	default:
+		return fmt.Errorf("upstream %q: invalid source %q", r.Spec.Name, r.Source)
+	}
+	switch r.Approval {
+	case ApprovalApproved, ApprovalPending, ApprovalRejected:
+	default:
+		return fmt.Errorf("upstream %q: invalid approval %q", r.Spec.Name, r.Approval)
+	}
+	return nil
+}
+
+// toRow encodes r. It also replaces r.Spec by its decoded encoding, so
+// that the record returned to the caller equals the one a later Get reads.
+func toRow(r *Record) (upstreamRow, error) {
+	if err := checkRecord(r); err != nil {
+		return upstreamRow{}, err
+	}
+	config, err := json.Marshal(r.Spec)
+	if err != nil {
+		return upstreamRow{}, fmt.Errorf("upstream %q: encode spec: %w", r.Spec.Name, err)
+	}
+	var spec upstream.Spec
+	if err := json.Unmarshal(config, &spec); err != nil {
+		return upstreamRow{}, fmt.Errorf("upstream %q: encode spec: %w", r.Spec.Name, err)
+	}
+	r.Spec = spec
+	return upstreamRow{
+		ID:           r.ID,
+		Name:         spec.Name,
+		Description:  spec.Description,
+		Transport:    string(spec.InferTransport()),
+		Config:       string(config),
+		Enabled:      r.Enabled,
+		AutoConnect:  r.AutoConnect,
+		Source:       string(r.Source),
+		Approval:     string(r.Approval),
+		ApprovedHash: r.ApprovedHash,
+		CreatedAt:    formatTime(r.CreatedAt),
+		UpdatedAt:    formatTime(r.UpdatedAt),
+	}, nil
+}
+
+func (row *upstreamRow) record() (Record, error) {
+	r := Record{
+		ID:           row.ID,
+		Enabled:      row.Enabled,
+		AutoConnect:  row.AutoConnect,
+		Source:       Source(row.Source),
+		Approval:     Approval(row.Approval),
+		ApprovedHash: row.ApprovedHash,
+	}
+	if err := json.Unmarshal([]byte(row.Config), &r.Spec); err != nil {
+		return Record{}, fmt.Errorf("upstream %q: decode stored spec: %w", row.Name, err)
+	}
+	r.Spec.Name = row.Name // the column is what uniqueness is enforced on
+	var err error
+	if r.CreatedAt, err = parseTime(row.CreatedAt); err != nil {
+		return Record{}, fmt.Errorf("upstream %q: created_at: %w", row.Name, err)
+	}
+	if r.UpdatedAt, err = parseTime(row.UpdatedAt); err != nil {
+		return Record{}, fmt.Errorf("upstream %q: updated_at: %w", row.Name, err)
+	}
+	return r, nil
+}
+
+func notFound(name string) error { return fmt.Errorf("upstream %q: %w", name, ErrNotFound) }
+
+// List returns every registered upstream, ordered by name.
+func (s *Store) List(ctx context.Context) ([]Record, error) {
+	var rows []upstreamRow
+	if err := s.db.SelectContext(ctx, &rows, "SELECT "+upstreamCols+" FROM upstreams ORDER BY name"); err != nil {
+		return nil, fmt.Errorf("list upstreams: %w", err)
+	}
+	recs := make([]Record, 0, len(rows))
+	for i := range rows {
+		r, err := rows[i].record()
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, r)
+	}
+	return recs, nil
+}
+
+// Get returns the named upstream, or an error wrapping [ErrNotFound].
+func (s *Store) Get(ctx context.Context, name string) (Record, error) {
+	return getRecord(ctx, s.db, name)
+}
+
+func getRecord(ctx context.Context, q sqlx.QueryerContext, name string) (Record, error) {
+	var row upstreamRow
+	err := sqlx.GetContext(ctx, q, &row, "SELECT "+upstreamCols+" FROM upstreams WHERE name = ?", name)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Record{}, notFound(name)
+	}
+	if err != nil {
+		return Record{}, fmt.Errorf("get upstream %q: %w", name, err)
+	}
+	return row.record()
+}
+
+// Create registers r. It assigns a new ID when r.ID is empty and sets
+// CreatedAt and UpdatedAt. A name (or ID) already registered yields an
+// error wrapping [ErrExists].
+func (s *Store) Create(ctx context.Context, r Record) (Record, error) {
+	if r.ID == "" {
+		r.ID = uuid.NewString()
+	} else if _, err := uuid.Parse(r.ID); err != nil {
+		return Record{}, fmt.Errorf("upstream %q: invalid id %q: %w", r.Spec.Name, r.ID, err)
+	}
+	now := s.stamp()
+	r.CreatedAt, r.UpdatedAt = now, now
+	row, err := toRow(&r)
+	if err != nil {
+		return Record{}, err
+	}
+	err = s.write(ctx, func(tx *sqlx.Tx) error {
+		_, err := tx.NamedExecContext(ctx, `INSERT INTO upstreams (`+upstreamCols+`) VALUES (
+			:id, :name, :description, :transport, :config, :enabled, :auto_connect,
+			:source, :approval, :approved_hash, :created_at, :updated_at)`, row)
+		return err
+	})
+	if isUniqueViolation(err) {
+		return Record{}, fmt.Errorf("upstream %q: %w", row.Name, ErrExists)
+	}
+	if err != nil {
+		return Record{}, fmt.Errorf("create upstream %q: %w", row.Name, err)
+	}
+	return r, nil
+}
+
+// Update reads the named upstream, passes it to fn and stores what fn left,
+// all in one write transaction, so concurrent updates (from any process)
+// never lose each other's changes. An error from fn aborts the update and
+// is returned as is. fn may rename the upstream by changing Spec.Name (a
+// name already taken yields [ErrExists]); changes to ID and CreatedAt are
+// ignored, and UpdatedAt is set to the current time.
+func (s *Store) Update(ctx context.Context, name string, fn func(*Record) error) (Record, error) {
+	var out Record
+	err := s.write(ctx, func(tx *sqlx.Tx) error {
+		old, err := getRecord(ctx, tx, name)
+		if err != nil {
+			return err
+		}
+		r := old
+		if err := fn(&r); err != nil {
+			return err
+		}
+		r.ID, r.CreatedAt, r.UpdatedAt = old.ID, old.CreatedAt, s.stamp()
+		row, err := toRow(&r)
+		if err != nil {
+			return err
+		}
+		_, err = tx.NamedExecContext(ctx, `UPDATE upstreams SET
+			name = :name, description = :description, transport = :transport, config = :config,
+			enabled = :enabled, auto_connect = :auto_connect, source = :source, approval = :approval,
+			approved_hash = :approved_hash, updated_at = :updated_at
+			WHERE id = :id`, row)
+		if isUniqueViolation(err) {
+			return fmt.Errorf("rename upstream %q to %q: %w", name, row.Name, ErrExists)
+		}
+		if err != nil {
+			return fmt.Errorf("update upstream %q: %w", name, err)
+		}
+		out = r
+		return nil
+	})
+	if err != nil {
+		return Record{}, err
+	}
+	return out, nil
+}
+
+// Delete removes the named upstream and its capabilities, or returns an
+// error wrapping [ErrNotFound].
+func (s *Store) Delete(ctx context.Context, name string) error {
+	return s.write(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, "DELETE FROM upstreams WHERE name = ?", name)
+		if err != nil {
+			return fmt.Errorf("delete upstream %q: %w", name, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("delete upstream %q: %w", name, err)
+		}
+		if n == 0 {
+			return notFound(name)
+		}
+		return nil
+	})
+}
