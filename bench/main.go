@@ -1,0 +1,288 @@
+// Command bench measures mcp-hub against a direct connection to the same
+// upstream, in one run, and prints markdown tables with the ratios.
+//
+//	go run ./bench [-reps 3] [-suite stdio,catalog]
+//
+// Every figure is a median over interleaved repetitions (direct, hub,
+// direct, hub, …), so background load hits both sides alike. Client, hub and
+// upstream share the machine's cores: concurrency-1 latency is the clean
+// per-hop figure, concurrency-32 throughput reflects total CPU per call.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/catalog"
+	"github.com/mcp-hub/mcp-hub/internal/testbin"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var (
+	reps   = flag.Int("reps", 3, "interleaved repetitions per measurement")
+	suites = flag.String("suite", "stdio,catalog", "comma-separated suites: stdio, catalog")
+	calls1 = flag.Int("n1", 3000, "calls at concurrency 1")
+	calls2 = flag.Int("n32", 20000, "calls at concurrency 32")
+	nBig   = flag.Int("nbig", 300, "100 KiB calls")
+)
+
+func main() {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "mcp-hub-bench-")
+	check(err)
+	defer os.RemoveAll(dir)
+	hubBin, err := testbin.Build(dir, "./cmd/mcp-hub")
+	check(err)
+	fixture, err := testbin.Build(dir, "./testdata/fixture")
+	check(err)
+	fmt.Printf("# mcp-hub benchmarks\n\n%s, %d CPUs, %s, %d repetitions, %s\n\n", runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(),
+		cpuModel(), *reps, time.Now().UTC().Format("2006-01-02"))
+	for _, s := range strings.Split(*suites, ",") {
+		switch strings.TrimSpace(s) {
+		case "stdio":
+			stdioSuite(dir, hubBin, fixture)
+		case "catalog":
+			catalogSuite()
+		default:
+			fmt.Fprintf(os.Stderr, "unknown suite %q\n", s)
+			os.Exit(2)
+		}
+	}
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "unknown CPU"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "model name") {
+			if _, v, ok := strings.Cut(l, ":"); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+	}
+	return "unknown CPU"
+}
+
+// target is one way to reach the fixture: directly or through the hub.
+type target struct {
+	name  string
+	start func() (*exec.Cmd, error) // the process the client spawns over stdio
+}
+
+// session is a connected client plus the process it spawned.
+type session struct {
+	cs  *mcp.ClientSession
+	cmd *exec.Cmd
+}
+
+func connect(t target) (*session, error) {
+	cmd, err := t.start()
+	if err != nil {
+		return nil, err
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		return nil, err
+	}
+	// Wait until the echo tool is callable (the hub connects in the background).
+	for i := 0; ; i++ {
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"msg": "hello"}}); err == nil {
+			break
+		} else if i > 200 {
+			return nil, err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return &session{cs: cs, cmd: cmd}, nil
+}
+
+func (s *session) close() { s.cs.Close() }
+
+// cpuTime returns the user+system CPU time a process has used.
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b)[i+2:])
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
+}
+
+// hubChildPID returns the pid of the upstream the hub spawned, or 0.
+func childPIDs(pid int) []int { return testbin.Children(pid) }
+
+type runResult struct {
+	p50, p99   time.Duration
+	rps        float64
+	cpuPerCall time.Duration // of the spawned process (direct: upstream; hub: the hub alone)
+}
+
+// run makes n calls of tool with args from conc goroutines.
+func run(s *session, conc, n int, tool string, args map[string]any) runResult {
+	ctx := context.Background()
+	lat := make([]time.Duration, n)
+	var next atomic.Int64
+	cpu0 := cpuTime(s.cmd.Process.Pid)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				t0 := time.Now()
+				res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+				lat[i] = time.Since(t0)
+				if err != nil || res.IsError {
+					fmt.Fprintf(os.Stderr, "call %s failed: %v\n", tool, err)
+					os.Exit(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	cpu := cpuTime(s.cmd.Process.Pid) - cpu0
+	slices.Sort(lat)
+	return runResult{
+		p50:        lat[n/2],
+		p99:        lat[n*99/100],
+		rps:        float64(n) / elapsed.Seconds(),
+		cpuPerCall: cpu / time.Duration(n),
+	}
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func us(d float64) string { return fmt.Sprintf("%.0f", d/1e3) }
+
+func stdioSuite(dir, hubBin, fixture string) {
+	cfg := filepath.Join(dir, "bench-hub.yaml")
+	check(os.WriteFile(cfg, []byte(fmt.Sprintf("logLevel: warn\nmcpServers:\n  fx:\n    command: %s\n    args: [\"-only\", \"echo,big\"]\n", fixture)), 0o600))
+	direct := target{name: "direct", start: func() (*exec.Cmd, error) {
+		return exec.Command(fixture, "-only", "echo,big"), nil
+	}}
+	hub := target{name: "hub", start: func() (*exec.Cmd, error) {
+		return exec.Command(hubBin, "--config", cfg, "--data-dir", filepath.Join(dir, "data")), nil
+	}}
+	echo := map[string]any{"msg": "hello"}
+	type agg struct{ p50c1, p99c1, rps1, p50c32, p99c32, rps32, cpu32, big []float64 }
+	res := map[string]*agg{"direct": {}, "hub": {}}
+	var upstreamCPU []float64
+	for r := 0; r < *reps; r++ {
+		for _, t := range []target{direct, hub} {
+			s, err := connect(t)
+			check(err)
+			run(s, 1, 300, "echo", echo) // warm up
+			a := res[t.name]
+			c1 := run(s, 1, *calls1, "echo", echo)
+			a.p50c1 = append(a.p50c1, float64(c1.p50))
+			a.p99c1 = append(a.p99c1, float64(c1.p99))
+			a.rps1 = append(a.rps1, c1.rps)
+			var up0 time.Duration
+			kids := childPIDs(s.cmd.Process.Pid)
+			for _, k := range kids {
+				up0 += cpuTime(k)
+			}
+			c32 := run(s, 32, *calls2, "echo", echo)
+			a.p50c32 = append(a.p50c32, float64(c32.p50))
+			a.p99c32 = append(a.p99c32, float64(c32.p99))
+			a.rps32 = append(a.rps32, c32.rps)
+			a.cpu32 = append(a.cpu32, float64(c32.cpuPerCall))
+			if t.name == "hub" {
+				var up1 time.Duration
+				for _, k := range kids {
+					up1 += cpuTime(k)
+				}
+				upstreamCPU = append(upstreamCPU, float64((up1-up0)/time.Duration(*calls2)))
+			}
+			big := run(s, 1, *nBig, "big", map[string]any{"kib": 100})
+			a.big = append(a.big, float64(big.p50))
+			s.close()
+		}
+	}
+	d, h := res["direct"], res["hub"]
+	fmt.Printf("## tools/call over stdio: client → mcp-hub → upstream vs client → upstream\n\n")
+	fmt.Printf("| metric | direct | via hub | hub − direct | hub / direct | target |\n|---|---|---|---|---|---|\n")
+	row := func(name string, dv, hv float64, unit string, target string) {
+		if unit == "µs" {
+			fmt.Printf("| %s | %s µs | %s µs | %+.0f µs | %.2f× | %s |\n", name, us(dv), us(hv), (hv-dv)/1e3, hv/dv, target)
+		} else {
+			fmt.Printf("| %s | %.0f | %.0f | %+.0f | %.2f× | %s |\n", name, dv, hv, hv-dv, hv/dv, target)
+		}
+	}
+	row("echo p50, concurrency 1", median(d.p50c1), median(h.p50c1), "µs", "≤ 1.8×")
+	row("echo p99, concurrency 1", median(d.p99c1), median(h.p99c1), "µs", "")
+	row("calls/s, concurrency 1", median(d.rps1), median(h.rps1), "", "")
+	row("echo p50, concurrency 32", median(d.p50c32), median(h.p50c32), "µs", "")
+	row("echo p99, concurrency 32", median(d.p99c32), median(h.p99c32), "µs", "")
+	row("calls/s, concurrency 32", median(d.rps32), median(h.rps32), "", "≥ 0.7×")
+	fmt.Printf("| 100 KiB result p50, concurrency 1 | %.2f ms | %.2f ms | %+.2f ms | %.2f× | ≤ +0.5 ms |\n",
+		median(d.big)/1e6, median(h.big)/1e6, (median(h.big)-median(d.big))/1e6, median(h.big)/median(d.big))
+	fmt.Printf("\nCPU per call at concurrency 32: hub process %s µs (upstream behind the hub %s µs; upstream alone, direct, %s µs).\n\n",
+		us(median(h.cpu32)), us(median(upstreamCPU)), us(median(d.cpu32)))
+}
+
+func catalogSuite() {
+	const servers, tools = 100, 100
+	var srcs []catalog.Source
+	for s := range servers {
+		src := catalog.Source{Server: fmt.Sprintf("server%03d", s)}
+		for i := range tools {
+			raw, _ := json.Marshal(map[string]any{
+				"name":        fmt.Sprintf("tool_%03d", (i*7+s)%150),
+				"description": "A tool that does something useful with its arguments, described at a typical length.",
+				"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}, "limit": map[string]any{"type": "integer"}}, "required": []string{"path"}},
+			})
+			it, err := catalog.ParseTool(raw)
+			check(err)
+			src.Tools = append(src.Tools, it)
+		}
+		srcs = append(srcs, src)
+	}
+	fmt.Printf("## catalog merge: %d upstreams × %d tools\n\n| policy | median | min | target |\n|---|---|---|---|\n", servers, tools)
+	for _, p := range []catalog.Policy{catalog.PolicyMerge, catalog.PolicyPrefix} {
+		var ds []float64
+		for range 50 {
+			t0 := time.Now()
+			catalog.Build(srcs, &catalog.Options{Policy: p})
+			ds = append(ds, float64(time.Since(t0)))
+		}
+		slices.Sort(ds)
+		fmt.Printf("| %s | %.2f ms | %.2f ms | ≤ 2 ms |\n", p, median(ds)/1e6, ds[0]/1e6)
+	}
+	fmt.Println()
+}

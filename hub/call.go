@@ -1,0 +1,312 @@
+package hub
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/mcp-hub/mcp-hub/catalog"
+	"github.com/mcp-hub/mcp-hub/internal/wire"
+	"github.com/mcp-hub/mcp-hub/upstream"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// callTool forwards a tools/call to the upstream that owns the tool. It
+// reports false when the tool is the hub's own (go-sdk handles those).
+//
+// This is the hot path: the params are scanned, not decoded; the arguments
+// travel byte for byte; the reply's result is spliced under the client's id.
+func (s *session) callTool(line []byte, m wire.Message) bool {
+	p, err := parseCallParams(m.Params)
+	if err != nil {
+		s.replyError(m.ID, jsonrpc.CodeInvalidParams, err.Error(), nil)
+		return true
+	}
+	e, ok := s.h.Catalog().Tool(p.name)
+	if !ok && !s.h.settled() {
+		// Upstreams are still on their first connect attempt: the tool may
+		// be theirs. Wait (bounded) instead of failing a client that calls a
+		// tool it knows from an earlier session.
+		go func() {
+			s.h.waitSettled(s.ctx)
+			e, ok := s.h.Catalog().Tool(p.name)
+			switch {
+			case !ok:
+				s.replyError(m.ID, jsonrpc.CodeInvalidParams, fmt.Sprintf("unknown tool: %q", p.name), nil)
+			case e.Server == "":
+				s.toSDKLine(line)
+			default:
+				s.startCall(m, p, e)
+			}
+		}()
+		return true
+	}
+	if !ok {
+		s.replyError(m.ID, jsonrpc.CodeInvalidParams, fmt.Sprintf("unknown tool: %q", p.name), nil)
+		return true
+	}
+	if e.Server == "" {
+		return false
+	}
+	s.startCall(m, p, e)
+	return true
+}
+
+// startCall forwards a tools/call for a catalog entry of an upstream.
+func (s *session) startCall(m wire.Message, p callParams, e catalog.Entry) {
+	var err error
+	up, ok := s.h.mgr.Get(e.Server)
+	if !ok {
+		s.reply(m.ID, toolResultError(fmt.Sprintf("upstream %q of tool %q was removed", e.Server, p.name)))
+		return
+	}
+	rename := ""
+	if e.Original != p.name {
+		rename = e.Original
+	}
+	var token []byte
+	params := m.Params
+	if rename != "" || p.meta != nil {
+		var newMeta []byte
+		if p.meta != nil {
+			if newMeta, token, err = s.rewriteMeta(p.meta); err != nil {
+				s.replyError(m.ID, jsonrpc.CodeInvalidParams, "params._meta: "+err.Error(), nil)
+				return
+			}
+		}
+		if params, err = rewriteParams(m.Params, rename, newMeta); err != nil {
+			s.h.progress.release(token)
+			s.replyError(m.ID, jsonrpc.CodeInvalidParams, err.Error(), nil)
+			return
+		}
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	key := string(m.ID)
+	if !s.track(key, &call{cancel: cancel}) {
+		cancel()
+		s.h.progress.release(token)
+		s.replyError(m.ID, jsonrpc.CodeInvalidRequest, "a request with this id is already in flight", nil)
+		return
+	}
+	go s.forward(ctx, cancel, key, m.ID, up, "tools/call", params, token, p.name)
+}
+
+// forward sends one request upstream and relays the reply.
+func (s *session) forward(ctx context.Context, cancel context.CancelFunc, key string, id []byte,
+	up *upstream.Upstream, method string, params, token []byte, tool string) {
+	defer cancel()
+	r, err := up.Call(ctx, method, params)
+	cancelled := s.untrack(key)
+	s.h.progress.release(token)
+	switch {
+	case cancelled:
+		// The client cancelled: it expects no response.
+	case err != nil:
+		var nr *upstream.NotReadyError
+		msg := ""
+		switch {
+		case errors.As(err, &nr):
+			msg = nr.Error()
+		case errors.Is(err, upstream.ErrTimeout):
+			msg = fmt.Sprintf("upstream %q did not answer %s %q: %v", up.Name(), method, tool, err)
+		default:
+			msg = fmt.Sprintf("upstream %q failed on %s %q: %v", up.Name(), method, tool, err)
+		}
+		if method == "tools/call" {
+			s.reply(id, toolResultError(msg))
+		} else {
+			s.replyError(id, jsonrpc.CodeInternalError, msg, nil)
+		}
+	case r.Error != nil:
+		_ = s.out(wire.AppendErrorObject(make([]byte, 0, len(r.Error)+len(id)+40), id, r.Error))
+	default:
+		s.reply(id, r.Result)
+	}
+}
+
+// callParams are the members of tools/call params the hub reads.
+type callParams struct {
+	name string
+	meta []byte // raw _meta object, nil when absent
+}
+
+// parseCallParams reads name and _meta. A duplicate "name", or a member
+// whose name differs from "name" only in case, is rejected: the hub routes
+// by name and must read the same name the upstream will.
+func parseCallParams(params []byte) (callParams, error) {
+	var p callParams
+	if params == nil {
+		return p, errors.New("params are required")
+	}
+	seenName := false
+	err := wire.Members(params, func(k, v []byte) error {
+		switch {
+		case string(k) == "name":
+			if seenName {
+				return errors.New(`params: duplicate member "name"`)
+			}
+			seenName = true
+			name, err := wire.String(v)
+			if err != nil {
+				return errors.New("params.name must be a string")
+			}
+			p.name = name
+		case strings.EqualFold(string(k), "name"):
+			return fmt.Errorf("params: member %q is not allowed (it differs from \"name\" only in case)", k)
+		case string(k) == "_meta":
+			if p.meta != nil {
+				return errors.New(`params: duplicate member "_meta"`)
+			}
+			if v[0] != '{' {
+				return errors.New("params._meta must be an object")
+			}
+			p.meta = v
+		case string(k) == "arguments":
+			if v[0] != '{' && string(v) != "null" {
+				return errors.New("params.arguments must be an object")
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return p, err
+	}
+	if !seenName || p.name == "" {
+		return p, errors.New("params.name is required")
+	}
+	return p, nil
+}
+
+// rewriteParams renames the tool and/or replaces _meta, keeping every other
+// member (the arguments above all) byte for byte.
+func rewriteParams(params []byte, name string, meta []byte) ([]byte, error) {
+	var set []wire.Member
+	if name != "" {
+		set = append(set, wire.Member{Key: "name", Value: wire.AppendString(nil, name)})
+	}
+	if meta != nil {
+		set = append(set, wire.Member{Key: "_meta", Value: meta})
+	}
+	return wire.EditObject(params, set)
+}
+
+// reservedMetaPrefix marks per-hop _meta keys of the 2026-07-28 protocol
+// (client info, capabilities, …); they describe the hub's client, not the
+// hub, so they never travel upstream.
+const reservedMetaPrefix = "io.modelcontextprotocol/"
+
+// rewriteMeta returns _meta for the upstream: reserved per-hop keys dropped,
+// and a progress token replaced by a hub token (tokens of different clients
+// would collide on a shared upstream). It returns the hub token, or nil.
+func (s *session) rewriteMeta(meta []byte) ([]byte, []byte, error) {
+	var drop []string
+	var orig []byte
+	err := wire.Members(meta, func(k, v []byte) error {
+		if bytes.HasPrefix(k, []byte(reservedMetaPrefix)) {
+			drop = append(drop, string(k))
+		}
+		if string(k) == "progressToken" {
+			orig = v
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	var set []wire.Member
+	var token []byte
+	if orig != nil {
+		if orig[0] != '"' && orig[0] != '-' && (orig[0] < '0' || orig[0] > '9') {
+			return nil, nil, errors.New("progressToken must be a string or a number")
+		}
+		token = s.h.progress.register(s, orig)
+		set = append(set, wire.Member{Key: "progressToken", Value: token})
+	}
+	if len(drop) == 0 && set == nil {
+		return meta, nil, nil
+	}
+	out, err := wire.EditObject(meta, set, drop...)
+	return out, token, err
+}
+
+// progressTable maps the hub's progress tokens to the session and token of
+// the client that asked for progress.
+type progressTable struct {
+	mu     sync.Mutex // guards following
+	next   uint64
+	tokens map[string]progressRoute
+}
+
+type progressRoute struct {
+	s    *session
+	orig []byte
+}
+
+func (t *progressTable) register(s *session, orig []byte) []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.next++
+	tok := []byte(`"p` + strconv.FormatUint(t.next, 10) + `"`)
+	if t.tokens == nil {
+		t.tokens = map[string]progressRoute{}
+	}
+	t.tokens[string(tok)] = progressRoute{s: s, orig: bytes.Clone(orig)}
+	return tok
+}
+
+func (t *progressTable) release(tok []byte) {
+	if tok == nil {
+		return
+	}
+	t.mu.Lock()
+	delete(t.tokens, string(tok))
+	t.mu.Unlock()
+}
+
+func (t *progressTable) lookup(tok []byte) (progressRoute, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r, ok := t.tokens[string(tok)]
+	return r, ok
+}
+
+func (t *progressTable) dropSession(s *session) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k, r := range t.tokens {
+		if r.s == s {
+			delete(t.tokens, k)
+		}
+	}
+}
+
+// Notification implements upstream.Events: it routes what upstreams send on
+// their own initiative to the right sessions.
+func (h *Hub) Notification(_ *upstream.Conn, method string, params []byte, _ []byte) {
+	switch method {
+	case "notifications/progress":
+		tok, err := wire.Get(params, "progressToken")
+		if err != nil || tok == nil {
+			return
+		}
+		r, ok := h.progress.lookup(tok)
+		if !ok {
+			return // a call that already ended, or not ours
+		}
+		out, err := wire.EditObject(params, []wire.Member{{Key: "progressToken", Value: r.orig}})
+		if err == nil {
+			r.s.notify("notifications/progress", out)
+		}
+	}
+}
+
+// Request implements upstream.Events: server→client requests from upstreams
+// are refused until the hub can attribute them to a session.
+func (h *Hub) Request(c *upstream.Conn, id []byte, method string, _ []byte, _ []byte) {
+	msg := fmt.Sprintf("mcp-hub does not forward %s requests from upstream %q", method, c.Name())
+	_ = c.Respond(context.Background(), id, nil, wire.AppendErrorBody(nil, jsonrpc.CodeMethodNotFound, msg, nil))
+}

@@ -1,0 +1,18 @@
+// Package hub is the MCP server that clients talk to. It serves one merged
+// catalog of the tools of many upstream servers (package upstream) and
+// forwards calls to the upstream that owns each tool.
+//
+// The hot path never goes through go-sdk's typed structs: a session scans
+// each inbound message ([wire.Parse]); tools/list is answered from the
+// catalog's pre-encoded bytes and tools/call is forwarded as raw bytes, with
+// only the request id (and, where needed, the tool name and progress token)
+// rewritten. go-sdk's Server runs the control plane of every session:
+// initialize, ping, logging/setLevel and the hub's own hub_* tools.
+//
+// A catalog is rebuilt whenever an upstream connects, drops or reports a list
+// change, swapped in atomically, and announced to every session with
+// notifications/tools/list_changed.
+//
+// hub imports catalog and upstream; it never imports persist: the store it
+// needs is an interface it declares.
+package hub

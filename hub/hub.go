@@ -1,0 +1,368 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/catalog"
+	"github.com/mcp-hub/mcp-hub/upstream"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options configures a [Hub]. A zero field selects the default in its
+// comment.
+type Options struct {
+	// Name and Version identify the hub in initialize ("mcp-hub", "dev").
+	Name, Version string
+	// Logger receives the hub's records (nil: discard). Nothing is ever
+	// written to stdout.
+	Logger *slog.Logger
+	// Catalog selects the naming policy (merge by default).
+	Catalog catalog.Options
+	// FirstListWait bounds how long a session's first tools/list waits for
+	// upstreams still on their first connect attempt (10s; negative: no
+	// wait).
+	FirstListWait time.Duration
+	// MaxMessageBytes caps one inbound client message (16 MiB).
+	MaxMessageBytes int
+	// Upstream configures the upstream manager. Its Events, OnChange and
+	// Logger fields are set by the hub.
+	Upstream upstream.Options
+	// Instructions are sent to clients in initialize.
+	Instructions string
+}
+
+// Hub is an MCP server that serves the merged catalog of its upstreams. It
+// is safe for concurrent use. Create one with [New], add upstreams, serve
+// sessions ([Hub.ServeStdio], [Hub.Serve]) and [Hub.Close] it.
+type Hub struct {
+	opts   Options
+	logger *slog.Logger
+	mgr    *upstream.Manager
+	server *mcp.Server // go-sdk: initialize, ping, logging and the hub's own tools
+
+	cat     atomic.Pointer[catalogState]
+	rebuild chan struct{} // capacity 1: coalesces rebuild requests
+	wantGen atomic.Uint64 // bumped by every upstream change
+	doneGen atomic.Uint64 // the wantGen the served catalog reflects
+	stop    chan struct{}
+	done    chan struct{} // closed when the rebuild loop exits
+
+	progress progressTable
+
+	mu       sync.Mutex // guards following
+	sessions map[*session]struct{}
+	parsed   map[string]*parsedInventory // by upstream name
+	shadowed map[string]bool             // shadow pairs already logged
+	changed  chan struct{}               // closed and replaced after each rebuild
+	closed   bool
+
+	closeOnce sync.Once
+}
+
+// catalogState is one immutable version of what the hub serves.
+type catalogState struct {
+	cat     *catalog.Catalog
+	version uint64
+}
+
+// parsedInventory caches an upstream's parsed items per inventory version.
+type parsedInventory struct {
+	version uint64
+	stale   bool
+	tools   []catalog.Item
+	bad     []string // items that could not be parsed, with the reason
+}
+
+// New returns a hub with no upstreams.
+func New(opts *Options) (*Hub, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Name == "" {
+		o.Name = "mcp-hub"
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.FirstListWait == 0 {
+		o.FirstListWait = 10 * time.Second
+	}
+	if o.Catalog.Policy != "" && o.Catalog.Policy != catalog.PolicyMerge && o.Catalog.Policy != catalog.PolicyPrefix {
+		return nil, fmt.Errorf("catalog policy %q: must be merge or prefix", o.Catalog.Policy)
+	}
+	h := &Hub{
+		opts:     o,
+		logger:   o.Logger,
+		rebuild:  make(chan struct{}, 1),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+		sessions: map[*session]struct{}{},
+		parsed:   map[string]*parsedInventory{},
+		shadowed: map[string]bool{},
+		changed:  make(chan struct{}),
+	}
+	uo := o.Upstream
+	uo.Logger = o.Logger
+	uo.Events = h
+	uo.OnChange = h.upstreamChanged
+	if uo.ClientName == "" {
+		uo.ClientName = o.Name
+	}
+	if uo.ClientVersion == "" {
+		uo.ClientVersion = o.Version
+	}
+	sdkLogger := slog.New(quieter{o.Logger.Handler()}).With("component", "go-sdk")
+	if uo.SDKLogger == nil {
+		uo.SDKLogger = sdkLogger
+	}
+	h.mgr = upstream.NewManager(&uo)
+	h.server = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
+		Logger:       sdkLogger,
+		Instructions: o.Instructions,
+		Capabilities: &mcp.ServerCapabilities{
+			Tools: &mcp.ToolCapabilities{ListChanged: true},
+			//lint:ignore SA1019 logging is deprecated in 2026-07-28 but the protocol versions the hub serves have it
+			Logging: &mcp.LoggingCapabilities{},
+		},
+	})
+	h.cat.Store(&catalogState{cat: catalog.Build(nil, h.catalogOptions())})
+	go h.rebuildLoop()
+	return h, nil
+}
+
+func (h *Hub) catalogOptions() *catalog.Options {
+	o := h.opts.Catalog
+	return &o
+}
+
+// Manager returns the hub's upstream manager.
+func (h *Hub) Manager() *upstream.Manager { return h.mgr }
+
+// Catalog returns the catalog the hub serves now.
+func (h *Hub) Catalog() *catalog.Catalog { return h.cat.Load().cat }
+
+// AddUpstream registers an upstream; eager ones start connecting at once.
+func (h *Hub) AddUpstream(spec upstream.Spec, opts upstream.AddOptions) error {
+	_, err := h.mgr.Add(spec, opts)
+	return err
+}
+
+// RemoveUpstream stops an upstream and removes its tools from the catalog.
+func (h *Hub) RemoveUpstream(name string) error {
+	if err := h.mgr.Remove(name); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	delete(h.parsed, name)
+	h.mu.Unlock()
+	return nil
+}
+
+// upstreamChanged is the manager's OnChange hook.
+func (h *Hub) upstreamChanged(string) {
+	h.wantGen.Add(1)
+	select {
+	case h.rebuild <- struct{}{}:
+	default:
+	}
+}
+
+// rebuildLoop rebuilds the catalog whenever an upstream changes. It exits
+// when the hub closes.
+func (h *Hub) rebuildLoop() {
+	defer close(h.done)
+	for {
+		select {
+		case <-h.stop:
+			return
+		case <-h.rebuild:
+			h.rebuildNow()
+		}
+	}
+}
+
+// rebuildNow builds the catalog from every upstream's inventory, swaps it in
+// and, when the tool list changed, tells every session.
+func (h *Hub) rebuildNow() {
+	gen := h.wantGen.Load()
+	var srcs []catalog.Source
+	for _, u := range h.mgr.List() {
+		st := u.Status()
+		if st.State == upstream.StateDisabled || st.Manual {
+			continue
+		}
+		inv := u.Inventory()
+		if inv.Version == 0 && !inv.Stale {
+			continue // never listed
+		}
+		p := h.parse(u.Name(), inv)
+		spec := u.Spec()
+		srcs = append(srcs, catalog.Source{
+			Server: u.Name(),
+			Tools:  p.tools,
+			Filter: catalog.Filter{Allow: spec.Tools.Allow, Deny: spec.Tools.Deny},
+			Stale:  inv.Stale,
+		})
+	}
+	next := catalog.Build(srcs, h.catalogOptions())
+	prev := h.cat.Load()
+	toolsChanged := string(prev.cat.ToolsResult()) != string(next.ToolsResult())
+	h.logShadows(next)
+	h.cat.Store(&catalogState{cat: next, version: prev.version + 1})
+	h.doneGen.Store(gen)
+
+	h.mu.Lock()
+	close(h.changed)
+	h.changed = make(chan struct{})
+	sessions := make([]*session, 0, len(h.sessions))
+	for s := range h.sessions {
+		sessions = append(sessions, s)
+	}
+	h.mu.Unlock()
+	if toolsChanged {
+		for _, s := range sessions {
+			s.notify("notifications/tools/list_changed", nil)
+		}
+	}
+}
+
+// parse returns the parsed items of an inventory, cached per version.
+func (h *Hub) parse(name string, inv upstream.Inventory) *parsedInventory {
+	h.mu.Lock()
+	p := h.parsed[name]
+	h.mu.Unlock()
+	if p != nil && p.version == inv.Version && p.stale == inv.Stale {
+		return p
+	}
+	p = &parsedInventory{version: inv.Version, stale: inv.Stale}
+	for _, raw := range inv.Tools {
+		it, err := catalog.ParseTool(raw)
+		if err != nil {
+			p.bad = append(p.bad, err.Error())
+			h.logger.Warn("upstream tool rejected", "upstream", name, "err", err)
+			continue
+		}
+		p.tools = append(p.tools, it)
+	}
+	h.mu.Lock()
+	h.parsed[name] = p
+	h.mu.Unlock()
+	return p
+}
+
+// logShadows logs each shadowed tool once per (winner, loser, name).
+func (h *Hub) logShadows(c *catalog.Catalog) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, s := range c.Shadowed() {
+		key := string(s.Kind) + "\x00" + s.Name + "\x00" + s.Winner + "\x00" + s.Server
+		if h.shadowed[key] {
+			continue
+		}
+		h.shadowed[key] = true
+		h.logger.Warn("tool shadowed", "kind", s.Kind, "name", s.Name, "upstream", s.Server,
+			"original", s.Original, "winner", s.Winner, "reason", s.Reason)
+	}
+}
+
+// waitSettled waits until no upstream is on its first connect attempt, or
+// until the first-list deadline passes.
+func (h *Hub) waitSettled(ctx context.Context) {
+	if h.opts.FirstListWait < 0 {
+		return
+	}
+	deadline := time.NewTimer(h.opts.FirstListWait)
+	defer deadline.Stop()
+	for {
+		h.mu.Lock()
+		ch := h.changed
+		h.mu.Unlock()
+		if h.settled() {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return
+		case <-ctx.Done():
+			return
+		case <-h.stop:
+			return
+		}
+	}
+}
+
+// settled reports whether every upstream's first attempt is over and the
+// catalog reflects it.
+func (h *Hub) settled() bool {
+	for _, u := range h.mgr.List() {
+		if !u.Status().Settled {
+			return false
+		}
+	}
+	// The catalog must reflect the last change, not only the upstreams.
+	return h.doneGen.Load() == h.wantGen.Load()
+}
+
+// Close closes every session, stops every upstream (in parallel, waiting for
+// their processes to exit) and stops the hub.
+func (h *Hub) Close() error {
+	h.closeOnce.Do(func() {
+		h.mu.Lock()
+		h.closed = true
+		sessions := make([]*session, 0, len(h.sessions))
+		for s := range h.sessions {
+			sessions = append(sessions, s)
+		}
+		h.mu.Unlock()
+		for _, s := range sessions {
+			s.close()
+		}
+		h.mgr.Close()
+		close(h.stop)
+		<-h.done
+	})
+	return nil
+}
+
+// ErrClosed is returned by a hub that was closed.
+var ErrClosed = errors.New("hub closed")
+
+func (h *Hub) addSession(s *session) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return ErrClosed
+	}
+	h.sessions[s] = struct{}{}
+	return nil
+}
+
+func (h *Hub) removeSession(s *session) {
+	h.mu.Lock()
+	delete(h.sessions, s)
+	h.mu.Unlock()
+	h.progress.dropSession(s)
+}
+
+// toolResultError is the result the hub returns for a tool call it could not
+// complete: a tool error (isError), so the model sees why.
+func toolResultError(msg string) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"content": []map[string]string{{"type": "text", "text": msg}},
+		"isError": true,
+	})
+	return b
+}
