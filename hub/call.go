@@ -84,22 +84,33 @@ func (s *session) startCall(m wire.Message, p callParams, e catalog.Entry) {
 			return
 		}
 	}
-	ctx, cancel := context.WithCancel(s.ctx)
 	key := string(m.ID)
-	if !s.track(key, &call{cancel: cancel}) {
-		cancel()
+	c := &call{}
+	if !s.track(key, c) {
 		s.h.progress.release(token)
 		s.replyError(m.ID, jsonrpc.CodeInvalidRequest, "a request with this id is already in flight", nil)
 		return
 	}
-	go s.forward(ctx, cancel, key, m.ID, up, "tools/call", params, token, p.name)
+	id := m.ID
+	// Fast path: the upstream's reader goroutine delivers the reply
+	// straight to this session; no goroutine per call.
+	if cancel, ok := up.TryStart("tools/call", params, func(r upstream.Reply, err error) {
+		s.finish(key, id, up, "tools/call", p.name, token, r, err)
+	}); ok {
+		s.setCancel(key, cancel)
+		return
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	s.setCancel(key, cancel)
+	go func() {
+		defer cancel()
+		r, err := up.Call(ctx, "tools/call", params)
+		s.finish(key, id, up, "tools/call", p.name, token, r, err)
+	}()
 }
 
-// forward sends one request upstream and relays the reply.
-func (s *session) forward(ctx context.Context, cancel context.CancelFunc, key string, id []byte,
-	up *upstream.Upstream, method string, params, token []byte, tool string) {
-	defer cancel()
-	r, err := up.Call(ctx, method, params)
+// finish relays the outcome of a forwarded request to the client.
+func (s *session) finish(key string, id []byte, up *upstream.Upstream, method, tool string, token []byte, r upstream.Reply, err error) {
 	cancelled := s.untrack(key)
 	s.h.progress.release(token)
 	switch {

@@ -42,8 +42,8 @@ type session struct {
 
 // call is one forwarded request in flight.
 type call struct {
-	cancel    context.CancelFunc
-	cancelled bool // by the client
+	cancel    func() // set once the request is under way
+	cancelled bool   // by the client
 }
 
 // newSession registers a session and connects go-sdk's server to it.
@@ -200,6 +200,23 @@ func (s *session) track(id string, c *call) bool {
 	return true
 }
 
+// setCancel records how to cancel a tracked request. When the client
+// cancelled before the request was under way, it cancels at once.
+func (s *session) setCancel(id string, cancel func()) {
+	s.mu.Lock()
+	c := s.inflight[id]
+	if c == nil { // already finished
+		s.mu.Unlock()
+		return
+	}
+	c.cancel = cancel
+	cancelled := c.cancelled
+	s.mu.Unlock()
+	if cancelled {
+		cancel()
+	}
+}
+
 // untrack forgets a request and reports whether the client cancelled it.
 func (s *session) untrack(id string) bool {
 	s.mu.Lock()
@@ -218,14 +235,18 @@ func (s *session) cancelCall(params []byte) bool {
 	}
 	s.mu.Lock()
 	c := s.inflight[string(v)]
+	var cancel func()
 	if c != nil {
 		c.cancelled = true
+		cancel = c.cancel
 	}
 	s.mu.Unlock()
 	if c == nil {
 		return false
 	}
-	c.cancel() // the upstream call sends notifications/cancelled upstream
+	if cancel != nil {
+		cancel() // withdraws the request and notifies the upstream
+	}
 	return true
 }
 

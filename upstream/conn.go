@@ -61,7 +61,7 @@ type Conn struct {
 	nextID atomic.Uint64
 
 	mu      sync.Mutex // guards following
-	pending map[uint64]chan result
+	pending map[uint64]*waiter
 	err     error
 
 	done      chan struct{}
@@ -75,12 +75,32 @@ type result struct {
 	err error
 }
 
+// waiter is a request in flight: a caller blocked on ch, or a callback
+// (done) run by whoever settles the request first: the reader with the
+// reply, the timer, a cancel, or the connection's death.
+type waiter struct {
+	ch    chan result
+	done  func(Reply, error)
+	timer *time.Timer
+}
+
+func (w *waiter) settle(r result) {
+	if w.done == nil {
+		w.ch <- r
+		return
+	}
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	w.done(r.r, r.err)
+}
+
 func newConn(name string, logger *slog.Logger, events Events) *Conn {
 	return &Conn{
 		name:    name,
 		logger:  logger,
 		events:  events,
-		pending: make(map[uint64]chan result),
+		pending: make(map[uint64]*waiter),
 		done:    make(chan struct{}),
 		sdkIn:   make(chan jsonrpc.Message, 8),
 	}
@@ -109,42 +129,101 @@ func (c *Conn) InitializeResult() *mcp.InitializeResult { return c.init }
 // none). When ctx ends first, the hub tells the upstream with
 // notifications/cancelled and returns ctx's error.
 func (c *Conn) Call(ctx context.Context, method string, params []byte) (Reply, error) {
-	n := c.nextID.Add(1)
-	ch := make(chan result, 1)
-	c.mu.Lock()
-	if c.err != nil {
-		err := c.err
-		c.mu.Unlock()
+	w := &waiter{ch: make(chan result, 1)}
+	n, id, err := c.register(w)
+	if err != nil {
 		return Reply{}, err
 	}
-	c.pending[n] = ch
-	c.mu.Unlock()
-
-	var idBuf [24]byte
-	id := wire.HubID(idBuf[:0], n)
-	msg := wire.AppendRequest(make([]byte, 0, len(method)+len(params)+64), id, method, params)
-	if err := c.link.send(ctx, msg); err != nil {
+	if err := c.link.send(ctx, requestMsg(id, method, params)); err != nil {
 		c.forget(n)
 		return Reply{}, fmt.Errorf("send %s: %w", method, err)
 	}
 	select {
-	case r := <-ch:
+	case r := <-w.ch:
 		return r.r, r.err
 	case <-ctx.Done():
-		if c.forget(n) {
+		if c.forget(n) != nil {
 			c.cancelUpstream(id, ctx.Err())
 		}
 		return Reply{}, ctx.Err()
 	}
 }
 
-// forget removes a pending request; it reports whether it was still pending.
-func (c *Conn) forget(n uint64) bool {
+// Start sends a request without waiting: done is called exactly once, with
+// the reply (from the connection's reader goroutine), with the connection's
+// error when it dies first, or with ErrTimeout when timeout passes first (the
+// request is then cancelled upstream). The returned cancel withdraws the
+// request and notifies the upstream; done then gets context.Canceled, unless
+// the reply won the race. done must not block. When Start returns an error,
+// done is never called.
+func (c *Conn) Start(method string, params []byte, timeout time.Duration, done func(Reply, error)) (cancel func(), err error) {
+	n := c.nextID.Add(1)
+	id := wire.HubID(make([]byte, 0, 24), n)
+	withdraw := func(why error) {
+		if w := c.forget(n); w != nil {
+			c.cancelUpstream(id, why)
+			w.settle(result{err: why})
+		}
+	}
+	w := &waiter{done: done}
+	if timeout > 0 {
+		// Armed before the waiter is published, so settle never races with
+		// this assignment.
+		w.timer = time.AfterFunc(timeout, func() {
+			withdraw(fmt.Errorf("%w after %s waiting for the reply (the request was cancelled upstream)", ErrTimeout, timeout))
+		})
+	}
+	if err := c.insert(n, w); err != nil {
+		if w.timer != nil {
+			w.timer.Stop()
+		}
+		return nil, err
+	}
+	if err := c.link.send(context.Background(), requestMsg(id, method, params)); err != nil {
+		if w := c.forget(n); w != nil {
+			if w.timer != nil {
+				w.timer.Stop()
+			}
+			return nil, fmt.Errorf("send %s: %w", method, err)
+		}
+		// The connection died and fail already ran done: the request is
+		// settled, and the caller must not settle it again.
+	}
+	return func() { withdraw(context.Canceled) }, nil
+}
+
+// insert publishes a waiter under id n, unless the connection is dead.
+func (c *Conn) insert(n uint64, w *waiter) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, ok := c.pending[n]
+	if c.err != nil {
+		return c.err
+	}
+	c.pending[n] = w
+	return nil
+}
+
+// register adds a waiter under a fresh hub id.
+func (c *Conn) register(w *waiter) (uint64, []byte, error) {
+	n := c.nextID.Add(1)
+	if err := c.insert(n, w); err != nil {
+		return 0, nil, err
+	}
+	return n, wire.HubID(make([]byte, 0, 24), n), nil
+}
+
+func requestMsg(id []byte, method string, params []byte) []byte {
+	return wire.AppendRequest(make([]byte, 0, len(method)+len(params)+len(id)+48), id, method, params)
+}
+
+// forget removes a pending request and returns it, or nil when it was
+// already settled.
+func (c *Conn) forget(n uint64) *waiter {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w := c.pending[n]
 	delete(c.pending, n)
-	return ok
+	return w
 }
 
 func (c *Conn) cancelUpstream(id []byte, why error) {
@@ -234,12 +313,8 @@ func (c *Conn) abort(id []byte, err error) {
 }
 
 func (c *Conn) resolve(n uint64, r result) {
-	c.mu.Lock()
-	ch, ok := c.pending[n]
-	delete(c.pending, n)
-	c.mu.Unlock()
-	if ok {
-		ch <- r
+	if w := c.forget(n); w != nil {
+		w.settle(r)
 	}
 }
 
@@ -290,11 +365,11 @@ func (c *Conn) fail(err error) {
 	}
 	c.err = err
 	pending := c.pending
-	c.pending = map[uint64]chan result{}
+	c.pending = map[uint64]*waiter{}
 	c.mu.Unlock()
 	close(c.done)
-	for _, ch := range pending {
-		ch <- result{err: err}
+	for _, w := range pending {
+		w.settle(result{err: err})
 	}
 }
 

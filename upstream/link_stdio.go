@@ -96,6 +96,8 @@ func startStdio(spec *Spec, opts stdioOptions, s sink) (_ *stdioLink, err error)
 		closeAll(inR, inW, outR, outW)
 		return nil, fmt.Errorf("stderr pipe: %w", err)
 	}
+	framing.GrowPipe(inW)
+	framing.GrowPipe(outR)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	if err := startCmd(cmd); err != nil {
 		closeAll(inR, inW, outR, outW, errR, errW)

@@ -22,6 +22,7 @@ type stderrLog struct {
 	tokens     float64
 	last       time.Time
 	suppressed int
+	reporting  bool // a delayed report of suppressed lines is scheduled
 }
 
 const (
@@ -29,8 +30,9 @@ const (
 	stderrLineMax    = 2048
 	stderrRate       = 20.0  // lines per second, sustained
 	stderrBurst      = 200.0 // lines
-	stderrReportGap  = 10 * time.Second
 	stderrTruncation = "…[truncated]"
+	// stderrReportDelay is when suppressed lines are reported at the latest.
+	stderrReportDelay = time.Second
 )
 
 func newStderrLog(logger *slog.Logger) *stderrLog {
@@ -103,6 +105,11 @@ func (s *stderrLog) line(l string) {
 	s.last = now
 	if s.tokens < 1 {
 		s.suppressed++
+		if !s.reporting {
+			// Report the count even if the upstream then goes quiet.
+			s.reporting = true
+			time.AfterFunc(stderrReportDelay, s.flushSuppressed)
+		}
 		s.mu.Unlock()
 		return
 	}
@@ -120,6 +127,7 @@ func (s *stderrLog) flushSuppressed() {
 	s.mu.Lock()
 	n := s.suppressed
 	s.suppressed = 0
+	s.reporting = false
 	s.mu.Unlock()
 	if n > 0 {
 		s.logger.Warn("upstream stderr rate-limited", "suppressed_lines", n)

@@ -149,6 +149,37 @@ func (u *Upstream) Call(ctx context.Context, method string, params []byte) (Repl
 	return r, err
 }
 
+// TryStart is Call's fast path: when the upstream is connected and below its
+// in-flight limit, it sends the request and returns at once, and done runs
+// (on the connection's reader goroutine; it must not block) with the reply,
+// an error, or ErrTimeout after the call timeout. ok is false when the call
+// has to take the slow path, Call: not connected, or every slot busy.
+func (u *Upstream) TryStart(method string, params []byte, done func(Reply, error)) (cancel func(), ok bool) {
+	conn := u.conn.Load()
+	if conn == nil {
+		return nil, false
+	}
+	select {
+	case u.inflight <- struct{}{}:
+	default:
+		return nil, false
+	}
+	u.lastUse.Store(time.Now().UnixNano())
+	timeout := u.m.opts.CallTimeout
+	if t := u.Spec().CallTimeout.Std(); t > 0 {
+		timeout = t
+	}
+	cancel, err := conn.Start(method, params, timeout, func(r Reply, err error) {
+		<-u.inflight
+		done(r, err)
+	})
+	if err != nil {
+		<-u.inflight
+		return nil, false
+	}
+	return cancel, true
+}
+
 // ErrTimeout is wrapped by errors of calls that ran out of time.
 var ErrTimeout = errors.New("timed out")
 

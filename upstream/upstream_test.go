@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -225,10 +226,8 @@ func TestStateTransitions(t *testing.T) {
 			t.Errorf("call crash: err = %v, want ErrExited", err)
 		}
 		deadline := time.Now().Add(10 * time.Second)
-		sawCrash := false
 		for {
 			st = u.Status()
-			sawCrash = sawCrash || st.State == StateCrashed
 			if st.State == StateConnected && st.PID != pid1 {
 				break
 			}
@@ -458,5 +457,152 @@ func TestRawResultIsByteFaithful(t *testing.T) {
 	}
 	if string(r.Result) != payload {
 		t.Errorf("result\n%s\nwant\n%s", r.Result, payload)
+	}
+}
+
+func TestTryStartSettlesOnce(t *testing.T) {
+	opts := fastOptions(t)
+	opts.CallTimeout = 300 * time.Millisecond
+	m := newManager(t, opts)
+	u, _ := m.Add(stdioSpec("fast", "-only", "echo,sleep_ms,crash"), AddOptions{})
+	waitState(t, u, 10*time.Second, StateConnected)
+
+	type outcome struct {
+		r   Reply
+		err error
+	}
+	start := func(tool, args string) (chan outcome, func()) {
+		t.Helper()
+		ch := make(chan outcome, 2) // room for a (wrong) second settlement
+		cancel, ok := u.TryStart("tools/call", []byte(`{"name":"`+tool+`","arguments":`+args+`}`), func(r Reply, err error) {
+			ch <- outcome{r, err}
+		})
+		if !ok {
+			t.Fatalf("TryStart %s: fast path refused on a connected upstream", tool)
+		}
+		return ch, cancel
+	}
+	once := func(ch chan outcome) outcome {
+		t.Helper()
+		select {
+		case o := <-ch:
+			select {
+			case o2 := <-ch:
+				t.Fatalf("settled twice: %+v then %+v", o, o2)
+			case <-time.After(100 * time.Millisecond):
+			}
+			return o
+		case <-time.After(10 * time.Second):
+			t.Fatal("never settled")
+			return outcome{}
+		}
+	}
+
+	ch, _ := start("echo", `{"x":1}`)
+	if o := once(ch); o.err != nil || !strings.Contains(string(o.r.Result), `\"x\":1`) {
+		t.Errorf("reply: %+v", o)
+	}
+	ch, _ = start("sleep_ms", `{"ms":5000}`)
+	if o := once(ch); !errors.Is(o.err, ErrTimeout) {
+		t.Errorf("timeout: err = %v, want ErrTimeout", o.err)
+	}
+	ch, cancel := start("sleep_ms", `{"ms":5000}`)
+	cancel()
+	cancel() // twice is harmless
+	if o := once(ch); !errors.Is(o.err, context.Canceled) {
+		t.Errorf("cancel: err = %v, want context.Canceled", o.err)
+	}
+	ch, _ = start("crash", `{}`)
+	if o := once(ch); !errors.Is(o.err, ErrExited) {
+		t.Errorf("crash: err = %v, want ErrExited", o.err)
+	}
+	if n := len(u.inflight); n != 0 {
+		t.Errorf("%d in-flight slots still taken", n)
+	}
+}
+
+// recorder is a slog handler that keeps records.
+type recorder struct {
+	mu   sync.Mutex
+	recs []string
+}
+
+func (r *recorder) Enabled(context.Context, slog.Level) bool { return true }
+func (r *recorder) Handle(_ context.Context, rec slog.Record) error {
+	var b strings.Builder
+	b.WriteString(rec.Message)
+	rec.Attrs(func(a slog.Attr) bool {
+		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+		return true
+	})
+	r.mu.Lock()
+	r.recs = append(r.recs, b.String())
+	r.mu.Unlock()
+	return nil
+}
+func (r *recorder) WithAttrs(as []slog.Attr) slog.Handler {
+	return &withAttrs{r, as}
+}
+func (r *recorder) WithGroup(string) slog.Handler { return r }
+
+type withAttrs struct {
+	r  *recorder
+	as []slog.Attr
+}
+
+func (w *withAttrs) Enabled(context.Context, slog.Level) bool { return true }
+func (w *withAttrs) Handle(ctx context.Context, rec slog.Record) error {
+	rec.AddAttrs(w.as...)
+	return w.r.Handle(ctx, rec)
+}
+func (w *withAttrs) WithAttrs(as []slog.Attr) slog.Handler {
+	return &withAttrs{w.r, append(append([]slog.Attr{}, w.as...), as...)}
+}
+func (w *withAttrs) WithGroup(string) slog.Handler { return w }
+
+func (r *recorder) matching(sub string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, s := range r.recs {
+		if strings.Contains(s, sub) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func TestStderrIsLoggedRateLimitedAndRedacted(t *testing.T) {
+	rec := &recorder{}
+	opts := fastOptions(t)
+	opts.Logger = slog.New(rec)
+	m := newManager(t, opts)
+	u, _ := m.Add(Spec{Name: "chatty", Command: fixture, Args: []string{"-stderr-lines", "1000", "-only", "getenv"},
+		Env: map[string]string{"SECRET_TOKEN": "stderr line 123"}}, AddOptions{})
+	waitState(t, u, 10*time.Second, StateConnected)
+	deadline := time.Now().Add(5 * time.Second)
+	for len(rec.matching("suppressed_lines")) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no rate-limit record after 1000 stderr lines")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	lines := rec.matching("upstream stderr line=")
+	if len(lines) < 100 || len(lines) > 300 {
+		t.Errorf("%d stderr lines logged for 1000 written; want about the burst of 200", len(lines))
+	}
+	for _, l := range lines {
+		if !strings.Contains(l, "upstream=chatty") {
+			t.Fatalf("stderr record lacks the upstream name: %s", l)
+		}
+	}
+	if got := rec.matching("stderr line 123"); len(got) > 0 {
+		t.Errorf("secret value logged: %q", got)
+	}
+	if got := rec.matching("line=fixture ***"); len(got) != 1 {
+		t.Errorf("redacted line logged %d times, want once", len(got))
+	}
+	if slices.ContainsFunc(u.StderrTail(), func(s string) bool { return strings.Contains(s, "stderr line 123") }) {
+		t.Error("secret value in the stderr tail")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -243,11 +244,16 @@ func TestGoSDKClient(t *testing.T) {
 		t.Errorf("structuredContent = %s, want {\"sum\":3}", sc)
 	}
 	// Progress notifications reach the caller with its own token.
-	var got []float64
+	var (
+		mu  sync.Mutex
+		got []float64
+	)
 	progressClient := mcp.NewClient(&mcp.Implementation{Name: "p", Version: "1"}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 			if r.Params.ProgressToken == "mine" {
+				mu.Lock()
 				got = append(got, r.Params.Progress)
+				mu.Unlock()
 			}
 		},
 	})
@@ -263,6 +269,8 @@ func TestGoSDKClient(t *testing.T) {
 	if _, err := ps.CallTool(ctx, p); err != nil {
 		t.Fatal(err)
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	if len(got) == 0 {
 		t.Errorf("no progress notification arrived with the client's token")
 	}

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -26,6 +27,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/catalog"
 	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/internal/framing"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -51,6 +53,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.SetOutput(stderr)
 	addConfigFlags(fs)
 	showVersion := fs.Bool("version", false, "print version information and exit")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file (for development)")
+	_ = fs.MarkHidden("cpuprofile")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: mcp-hub [flags]\n\nServes one MCP endpoint over stdio in front of the configured upstream MCP servers.\n\nFlags:\n%s", fs.FlagUsages())
 	}
@@ -74,6 +78,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitConfig
 	}
 	logger := newLogger(stderr, cfg)
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			logger.Error("cpu profile", "err", err)
+			return exitFail
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
 	h, err := newHub(cfg, logger)
 	if err != nil {
 		logger.Error("start", "err", err)
@@ -86,6 +104,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	logger.Info("mcp-hub serving on stdio", "config", cfg.File, "upstreams", len(cfg.Servers), "version", version())
 
+	for _, s := range []any{stdin, stdout} {
+		if f, ok := s.(*os.File); ok {
+			framing.GrowPipe(f)
+		}
+	}
 	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	serveErr := h.ServeStdio(sctx, stdin, stdout)

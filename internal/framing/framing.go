@@ -27,7 +27,7 @@ func NewReader(r io.Reader, max int) *Reader {
 	if max <= 0 {
 		max = DefaultMax
 	}
-	return &Reader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+	return &Reader{r: bufio.NewReaderSize(r, 256<<10), max: max}
 }
 
 // Oversize describes a drained message that exceeded the cap.
