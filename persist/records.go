@@ -14,54 +14,26 @@ import (
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
-// Source says who registered an upstream.
-type Source string
-
-// The sources.
-const (
-	SourceConfig Source = "config" // the hub's configuration file
-	SourceAdmin  Source = "admin"  // a client through the hub's admin tools
-	SourceCLI    Source = "cli"    // the mcp-hub command line
+// The record types are upstream's, so the hub can use them without
+// importing persist.
+type (
+	// Source says who registered an upstream.
+	Source = upstream.Source
+	// Approval is the state of a person's approval of a launch spec.
+	Approval = upstream.Approval
+	// Record is one registered upstream.
+	Record = upstream.Registration
 )
 
-// Approval is the state of a person's approval of an upstream's launch spec.
-type Approval string
-
-// The approval states.
+// The sources and approval states.
 const (
-	ApprovalApproved Approval = "approved"
-	ApprovalPending  Approval = "pending"
-	ApprovalRejected Approval = "rejected"
+	SourceConfig     = upstream.SourceConfig
+	SourceAdmin      = upstream.SourceAdmin
+	SourceCLI        = upstream.SourceCLI
+	ApprovalApproved = upstream.ApprovalApproved
+	ApprovalPending  = upstream.ApprovalPending
+	ApprovalRejected = upstream.ApprovalRejected
 )
-
-// Record is one registered upstream.
-type Record struct {
-	ID          string // UUID v4, assigned by Create when empty
-	Spec        upstream.Spec
-	Enabled     bool
-	AutoConnect bool
-	Source      Source
-	Approval    Approval
-	// ApprovedHash is upstream.LaunchSpec.Hash of the launch spec that was
-	// approved.
-	ApprovedHash string
-	CreatedAt    time.Time // set by Create
-	UpdatedAt    time.Time // set by Create and Update
-}
-
-// Approved reports whether r is approved and the approval covers its
-// current launch spec. A mismatch means the launch spec changed after the
-// approval, for instance because the row was edited behind the hub's back.
-func (r Record) Approved() bool {
-	return r.Approval == ApprovalApproved && r.ApprovedHash != "" && r.ApprovedHash == r.Spec.Launch().Hash()
-}
-
-// Redacted returns a copy of r whose secret values (env and header values,
-// URL query values) are masked; see [upstream.Spec.Redacted].
-func (r Record) Redacted() Record {
-	r.Spec = r.Spec.Redacted()
-	return r
-}
 
 // upstreamRow is a row of the upstreams table.
 type upstreamRow struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcp-hub/mcp-hub/upstream"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,10 +22,13 @@ const FileName = "hub.db"
 
 // Errors reported by the Store; test for them with errors.Is.
 var (
-	// ErrNotFound means the named upstream is not registered.
-	ErrNotFound = errors.New("not found")
-	// ErrExists means an upstream with that name (or ID) is already registered.
-	ErrExists = errors.New("already exists")
+	// ErrNotFound means the named upstream is not registered. It is
+	// upstream.ErrNotFound, so callers that only know package upstream can
+	// test for it.
+	ErrNotFound = upstream.ErrNotFound
+	// ErrExists means an upstream with that name (or ID) is already
+	// registered; it is upstream.ErrExists.
+	ErrExists = upstream.ErrExists
 	// ErrTooNew means hub.db was written by a newer mcp-hub whose schema this
 	// binary does not understand. The file was not modified.
 	ErrTooNew = errors.New("database schema too new")

@@ -135,7 +135,7 @@ func ValidName(name string) error {
 		return fmt.Errorf("invalid name %q: must match %s", name, NamePattern)
 	}
 	if strings.EqualFold(name, "hub") || strings.HasPrefix(strings.ToLower(name), "hub_") {
-		return fmt.Errorf("invalid name %q: \"hub\" and names starting \"hub_\" are reserved for the hub", name)
+		return fmt.Errorf("invalid name %q: \"hub\" and names starting \"hub_\" are reserved for the hub (names must match %s)", name, NamePattern)
 	}
 	return nil
 }
@@ -397,4 +397,38 @@ func RedactURL(raw string) string {
 		u.RawQuery = q.Encode()
 	}
 	return u.String()
+}
+
+// LaunchWarnings returns what deserves a careful look before approving this
+// spec (SEP-1024): shells, elevated privileges, interpreters told to run
+// code from their arguments, environment variables that change what code
+// loads.
+func (spec *Spec) LaunchWarnings() []string {
+	var ws []string
+	if spec.InferTransport() != TransportStdio {
+		return nil
+	}
+	base := spec.Command[strings.LastIndexAny(spec.Command, `/\`)+1:]
+	switch base {
+	case "sh", "bash", "zsh", "dash", "fish", "cmd", "cmd.exe", "powershell", "pwsh":
+		ws = append(ws, "it runs a shell: anything in its arguments runs as a command")
+	case "sudo", "doas", "su":
+		ws = append(ws, "it runs with elevated privileges")
+	}
+	for _, a := range spec.Args {
+		switch a {
+		case "-c", "-e", "--eval", "-p", "--print", "--from":
+			ws = append(ws, fmt.Sprintf("argument %q makes %s run code given on its command line", a, base))
+		}
+		if strings.Contains(a, "rm -rf") || strings.Contains(a, "curl ") || strings.Contains(a, "| sh") {
+			ws = append(ws, fmt.Sprintf("argument %q looks like a shell command", a))
+		}
+	}
+	for k := range spec.Env {
+		switch k {
+		case "LD_PRELOAD", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES", "NODE_OPTIONS", "PYTHONPATH", "PATH":
+			ws = append(ws, fmt.Sprintf("environment variable %s changes what code the program loads", k))
+		}
+	}
+	return ws
 }
