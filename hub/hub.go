@@ -37,6 +37,20 @@ type Options struct {
 	Upstream upstream.Options
 	// Instructions are sent to clients in initialize.
 	Instructions string
+
+	// Store keeps registrations, approvals and capability caches. Nil
+	// means none: upstreams come from code (AddUpstream) or Start's config
+	// list, and the admin tools that change registrations are refused.
+	Store Store
+	// Admin selects the hub_* admin tools (on by default).
+	Admin AdminMode
+	// Approval says how client registrations are approved (ask by default).
+	Approval ApprovalMode
+	// ConfigFile names the config file in messages ("defined in <file>").
+	ConfigFile string
+	// StorePoll is how often the hub checks the store for changes made by
+	// other processes (1s).
+	StorePoll time.Duration
 }
 
 // Hub is an MCP server that serves the merged catalog of its upstreams. It
@@ -55,13 +69,19 @@ type Hub struct {
 	stop    chan struct{}
 	done    chan struct{} // closed when the rebuild loop exits
 
-	progress progressTable
+	progress    progressTable
+	adminWrites writeLimiter
+	mgrOpts     upstream.Options // the manager's effective options
+	saveKick    chan struct{}    // capacity 1: wakes saveLoop
+	wg          sync.WaitGroup   // followStore, saveLoop
+	reconcileMu sync.Mutex       // serializes reconcile
 
 	mu       sync.Mutex // guards following
 	sessions map[*session]struct{}
-	parsed   map[string]*parsedInventory // by upstream name
-	shadowed map[string]bool             // shadow pairs already logged
-	changed  chan struct{}               // closed and replaced after each rebuild
+	parsed   map[string]*parsedInventory   // by upstream name
+	shadowed map[string]bool               // shadow pairs already logged
+	cached   map[string]upstream.Inventory // capability cache read at Start
+	changed  chan struct{}                 // closed and replaced after each rebuild
 	closed   bool
 
 	closeOnce sync.Once
@@ -102,6 +122,23 @@ func New(opts *Options) (*Hub, error) {
 	if o.Catalog.Policy != "" && o.Catalog.Policy != catalog.PolicyMerge && o.Catalog.Policy != catalog.PolicyPrefix {
 		return nil, fmt.Errorf("catalog policy %q: must be merge or prefix", o.Catalog.Policy)
 	}
+	switch o.Admin {
+	case "":
+		o.Admin = AdminOn
+	case AdminOn, AdminReadOnly, AdminOff:
+	default:
+		return nil, fmt.Errorf("admin tools %q: must be on, read-only or off", o.Admin)
+	}
+	switch o.Approval {
+	case "":
+		o.Approval = ApprovalAsk
+	case ApprovalAsk, ApprovalAuto:
+	default:
+		return nil, fmt.Errorf("approval %q: must be ask or auto", o.Approval)
+	}
+	if o.StorePoll <= 0 {
+		o.StorePoll = time.Second
+	}
 	h := &Hub{
 		opts:     o,
 		logger:   o.Logger,
@@ -112,11 +149,13 @@ func New(opts *Options) (*Hub, error) {
 		parsed:   map[string]*parsedInventory{},
 		shadowed: map[string]bool{},
 		changed:  make(chan struct{}),
+		saveKick: make(chan struct{}, 1),
 	}
 	uo := o.Upstream
 	uo.Logger = o.Logger
 	uo.Events = h
 	uo.OnChange = h.upstreamChanged
+	uo.Gate = h.gate
 	if uo.ClientName == "" {
 		uo.ClientName = o.Name
 	}
@@ -128,15 +167,20 @@ func New(opts *Options) (*Hub, error) {
 		uo.SDKLogger = sdkLogger
 	}
 	h.mgr = upstream.NewManager(&uo)
+	h.mgrOpts = h.mgr.Options()
 	h.server = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
 		Logger:       sdkLogger,
 		Instructions: o.Instructions,
+		// The hub speaks the session-era protocol (initialize, list_changed,
+		// server→client requests); newer clients fall back to it.
+		SupportedProtocolVersions: []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"},
 		Capabilities: &mcp.ServerCapabilities{
 			Tools: &mcp.ToolCapabilities{ListChanged: true},
 			//lint:ignore SA1019 logging is deprecated in 2026-07-28 but the protocol versions the hub serves have it
 			Logging: &mcp.LoggingCapabilities{},
 		},
 	})
+	h.opts.Catalog.Own = h.registerAdminTools()
 	h.cat.Store(&catalogState{cat: catalog.Build(nil, h.catalogOptions())})
 	go h.rebuildLoop()
 	return h, nil
@@ -164,9 +208,7 @@ func (h *Hub) RemoveUpstream(name string) error {
 	if err := h.mgr.Remove(name); err != nil {
 		return err
 	}
-	h.mu.Lock()
-	delete(h.parsed, name)
-	h.mu.Unlock()
+	h.forgetUpstream(name)
 	return nil
 }
 
@@ -175,6 +217,10 @@ func (h *Hub) upstreamChanged(string) {
 	h.wantGen.Add(1)
 	select {
 	case h.rebuild <- struct{}{}:
+	default:
+	}
+	select {
+	case h.saveKick <- struct{}{}:
 	default:
 	}
 }
@@ -330,8 +376,9 @@ func (h *Hub) Close() error {
 		for _, s := range sessions {
 			s.close()
 		}
-		h.mgr.Close()
 		close(h.stop)
+		h.wg.Wait() // the store follower and saver
+		h.mgr.Close()
 		<-h.done
 	})
 	return nil

@@ -90,6 +90,11 @@ func (u *Upstream) dial(ctx context.Context, spec *Spec) (*Conn, error) {
 		linkErr := c.Err()
 		c.Close()
 		switch {
+		case linkErr != nil && errors.Is(linkErr, ErrExited):
+			if tail := u.stderr.Tail(); len(tail) > 0 {
+				return nil, fmt.Errorf("initialize: %w; its last stderr line: %s", linkErr, tail[len(tail)-1])
+			}
+			return nil, fmt.Errorf("initialize: %w", linkErr)
 		case linkErr != nil && !errors.Is(linkErr, ErrClosed):
 			return nil, fmt.Errorf("initialize: %w", linkErr)
 		case ictx.Err() != nil && ctx.Err() == nil:

@@ -202,9 +202,20 @@ func (l *stdioLink) close() {
 				_ = signalGroup(pid, sigKill)
 			}
 		}
+		// Let the readers drain what the dead child wrote (its last stderr
+		// lines explain a crash), then cut them off.
+		drained := make(chan struct{})
+		go func() {
+			l.readers.Wait()
+			close(drained)
+		}()
+		if !waitFor(drained, time.Second) {
+			l.stdout.Close()
+			l.stderr.Close()
+			<-drained
+		}
 		l.stdout.Close()
 		l.stderr.Close()
-		l.readers.Wait()
 	})
 }
 

@@ -129,6 +129,9 @@ func NewManager(opts *Options) *Manager {
 	}
 }
 
+// Options returns the manager's effective options (defaults filled in).
+func (m *Manager) Options() Options { return m.opts }
+
 // Errors of the manager.
 var (
 	ErrExists   = errors.New("upstream already registered")

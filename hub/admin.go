@@ -1,0 +1,723 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/catalog"
+	"github.com/mcp-hub/mcp-hub/upstream"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// AdminMode selects which hub_* admin tools clients get.
+type AdminMode string
+
+// The admin modes.
+const (
+	AdminOn       AdminMode = "on"        // every admin tool (the default)
+	AdminReadOnly AdminMode = "read-only" // hub_list_servers and hub_get_server
+	AdminOff      AdminMode = "off"       // no admin tools
+)
+
+// ApprovalMode says how a registration from a client gets approved.
+type ApprovalMode string
+
+// The approval modes.
+const (
+	// ApprovalAsk (the default): nothing a client registers runs before a
+	// person approved its exact launch spec, in the client (elicitation) or
+	// with `mcp-hub approve`.
+	ApprovalAsk ApprovalMode = "ask"
+	// ApprovalAuto approves every registration at once. Dangerous: a
+	// prompt-injected model can then run any command. For automation only.
+	ApprovalAuto ApprovalMode = "auto"
+)
+
+// adminTool is one hub_* tool.
+type adminTool struct {
+	tool     *mcp.Tool
+	readOnly bool
+	handle   func(ctx context.Context, req *mcp.CallToolRequest, args map[string]json.RawMessage) *mcp.CallToolResult
+}
+
+// nameField is the schema of an upstream name argument.
+var nameField = map[string]any{
+	"type": "string", "pattern": upstream.NamePattern,
+	"description": "the upstream's name",
+}
+
+// specFields are the registration fields hub_add_server and
+// hub_update_server accept.
+var specFields = map[string]any{
+	"command":     map[string]any{"type": "string", "description": "stdio: the program to run (never through a shell), e.g. npx"},
+	"args":        map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "stdio: its arguments"},
+	"env":         map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}, "description": "stdio: environment variables; values may be ${VAR} (from the hub's environment) or file:<path>"},
+	"cwd":         map[string]any{"type": "string", "description": "stdio: working directory"},
+	"url":         map[string]any{"type": "string", "description": "sse/http: the endpoint URL"},
+	"headers":     map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}, "description": "sse/http: headers sent with every request; values as for env"},
+	"transport":   map[string]any{"type": "string", "enum": []string{"stdio", "sse", "http"}, "description": "inferred when absent: command means stdio, a URL ending in /sse means sse, another URL http"},
+	"description": map[string]any{"type": "string", "description": "free text"},
+	"autoConnect": map[string]any{"type": "boolean", "description": "connect when the hub starts (default true)"},
+	"enabled":     map[string]any{"type": "boolean", "description": "false registers it without ever connecting (default true)"},
+}
+
+func objectSchema(props map[string]any, required ...string) map[string]any {
+	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	return s
+}
+
+// adminTools returns the admin tools allowed in the hub's admin mode.
+func (h *Hub) adminTools() []adminTool {
+	if h.opts.Admin == AdminOff {
+		return nil
+	}
+	nameOnly := objectSchema(map[string]any{"name": nameField}, "name")
+	withSpec := map[string]any{"name": nameField}
+	for k, v := range specFields {
+		withSpec[k] = v
+	}
+	all := []adminTool{
+		{readOnly: true, tool: &mcp.Tool{Name: "hub_list_servers",
+			Description: "List the MCP servers behind this hub: name, transport, state, tool count, last error, who registered it, approval, and tools it lost to name collisions.",
+			InputSchema: objectSchema(map[string]any{})}, handle: h.toolListServers},
+		{readOnly: true, tool: &mcp.Tool{Name: "hub_get_server",
+			Description: "Show one MCP server behind this hub: its configuration (secret values masked), state, tools and the last lines it wrote to stderr.",
+			InputSchema: nameOnly}, handle: h.toolGetServer},
+		{tool: &mcp.Tool{Name: "hub_add_server",
+			Description: "Register an MCP server with this hub (a command to run, or a URL). A person must approve exactly what it runs before it starts: in this client if it supports that, otherwise with `mcp-hub approve <name>` in a terminal. It then survives restarts.",
+			InputSchema: objectSchema(withSpec, "name")}, handle: h.toolAddServer},
+		{tool: &mcp.Tool{Name: "hub_update_server",
+			Description: "Change a registered MCP server. Only the fields given change. A change to what it runs (command, args, env names, cwd, URL, header names) needs a person's approval again.",
+			InputSchema: objectSchema(withSpec, "name")}, handle: h.toolUpdateServer},
+		{tool: &mcp.Tool{Name: "hub_remove_server",
+			Description: "Disconnect an MCP server and remove its registration. Servers defined in the hub's config file must be removed there.",
+			InputSchema: nameOnly}, handle: h.toolRemoveServer},
+		{tool: &mcp.Tool{Name: "hub_connect_server", Description: "Connect (or start) a registered MCP server now.",
+			InputSchema: nameOnly}, handle: h.toolConnectServer},
+		{tool: &mcp.Tool{Name: "hub_disconnect_server", Description: "Disconnect (or stop) an MCP server and keep it down until it is connected again; its tools leave the catalog.",
+			InputSchema: nameOnly}, handle: h.toolDisconnectServer},
+		{tool: &mcp.Tool{Name: "hub_restart_server", Description: "Restart an MCP server now.",
+			InputSchema: nameOnly}, handle: h.toolRestartServer},
+	}
+	if h.opts.Admin == AdminReadOnly {
+		return slices.DeleteFunc(all, func(t adminTool) bool { return !t.readOnly })
+	}
+	return all
+}
+
+// registerAdminTools adds the admin tools to go-sdk's server and returns them
+// as catalog items.
+func (h *Hub) registerAdminTools() []catalog.Item {
+	var items []catalog.Item
+	for _, t := range h.adminTools() {
+		t := t
+		h.server.AddTool(t.tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			args, err := decodeArgs(req.Params.Arguments, t.tool.InputSchema.(map[string]any))
+			if err != nil {
+				return errResult(err.Error()), nil
+			}
+			return t.handle(ctx, req, args), nil
+		})
+		raw, err := json.Marshal(t.tool)
+		if err != nil {
+			panic(err) // static data
+		}
+		it, err := catalog.ParseTool(raw)
+		if err != nil {
+			panic(err)
+		}
+		items = append(items, it)
+	}
+	return items
+}
+
+// decodeArgs checks arguments against an admin tool's schema: only known
+// fields, required ones present, each of its declared type. Errors name the
+// field.
+func decodeArgs(raw json.RawMessage, schema map[string]any) (map[string]json.RawMessage, error) {
+	args := map[string]json.RawMessage{}
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return nil, fmt.Errorf("arguments must be an object: %v", err)
+		}
+	}
+	props := schema["properties"].(map[string]any)
+	for k, v := range args {
+		p, ok := props[k].(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s: unknown field (known: %s)", k, strings.Join(slices.Sorted(maps.Keys(props)), ", "))
+		}
+		if err := checkType(k, v, p); err != nil {
+			return nil, err
+		}
+	}
+	if req, ok := schema["required"].([]string); ok {
+		for _, k := range req {
+			if _, ok := args[k]; !ok {
+				return nil, fmt.Errorf("%s: required", k)
+			}
+		}
+	}
+	return args, nil
+}
+
+func checkType(field string, v json.RawMessage, p map[string]any) error {
+	var err error
+	switch p["type"] {
+	case "string":
+		var s string
+		if err = json.Unmarshal(v, &s); err == nil {
+			if enum, ok := p["enum"].([]string); ok && !slices.Contains(enum, s) {
+				return fmt.Errorf("%s: must be one of %s, got %q", field, strings.Join(enum, ", "), s)
+			}
+			if pat, ok := p["pattern"].(string); ok && pat == upstream.NamePattern {
+				if e := upstream.ValidName(s); e != nil {
+					return fmt.Errorf("%s: %v", field, e)
+				}
+			}
+		}
+	case "boolean":
+		var b bool
+		err = json.Unmarshal(v, &b)
+	case "array":
+		var a []string
+		err = json.Unmarshal(v, &a)
+	case "object":
+		var m map[string]string
+		err = json.Unmarshal(v, &m)
+	}
+	if err != nil {
+		what := map[any]string{"string": "a string", "boolean": "true or false", "array": "an array of strings", "object": "an object of strings"}[p["type"]]
+		return fmt.Errorf("%s: must be %s", field, what)
+	}
+	return nil
+}
+
+func errResult(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+func okResult(text string, structured any) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: structured}
+}
+
+func argString(args map[string]json.RawMessage, k string) string {
+	var s string
+	_ = json.Unmarshal(args[k], &s)
+	return s
+}
+
+// actor names the client behind a request for the audit log.
+func actor(req *mcp.CallToolRequest) string {
+	name := "unknown client"
+	if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil {
+		name = p.ClientInfo.Name
+	}
+	if id := req.Session.ID(); id != "" {
+		return "admin:" + name + "/" + id
+	}
+	return "admin:" + name
+}
+
+// serverView is what the admin tools report about one upstream.
+type serverView struct {
+	Name        string   `json:"name"`
+	Transport   string   `json:"transport"`
+	State       string   `json:"state"`
+	Tools       int      `json:"tools"`
+	LastError   string   `json:"lastError,omitempty"`
+	Source      string   `json:"source,omitempty"`
+	Approval    string   `json:"approval,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Shadowed    []string `json:"shadowed,omitempty"` // tools lost to collisions
+}
+
+// views returns every registered upstream (the store's, or the manager's
+// without a store), sorted by name.
+func (h *Hub) views(ctx context.Context) ([]serverView, error) {
+	shadowed := map[string][]string{}
+	for _, s := range h.Catalog().Shadowed() {
+		if s.Kind == catalog.KindTool {
+			shadowed[s.Server] = append(shadowed[s.Server], fmt.Sprintf("%s (%s, to %s)", s.Original, s.Reason, s.Winner))
+		}
+	}
+	var out []serverView
+	add := func(spec upstream.Spec, source, approval string) {
+		v := serverView{Name: spec.Name, Transport: string(spec.InferTransport()), Source: source, Approval: approval,
+			Description: spec.Description, Shadowed: shadowed[spec.Name], State: string(upstream.StatePending)}
+		if u, ok := h.mgr.Get(spec.Name); ok {
+			st := u.Status()
+			v.State, v.Tools, v.LastError = string(st.State), st.Tools, st.LastError
+		} else if approval == string(upstream.ApprovalPending) {
+			v.LastError = "awaiting approval: run `mcp-hub approve " + spec.Name + "`"
+		}
+		out = append(out, v)
+	}
+	if h.opts.Store == nil {
+		for _, u := range h.mgr.List() {
+			add(u.Spec(), "", "")
+		}
+		return out, nil
+	}
+	regs, err := h.opts.Store.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range regs {
+		add(r.Spec, string(r.Source), string(r.Approval))
+	}
+	return out, nil
+}
+
+func (h *Hub) toolListServers(ctx context.Context, _ *mcp.CallToolRequest, _ map[string]json.RawMessage) *mcp.CallToolResult {
+	vs, err := h.views(ctx)
+	if err != nil {
+		return errResult("cannot read the registrations: " + err.Error())
+	}
+	var b strings.Builder
+	if len(vs) == 0 {
+		b.WriteString("No MCP servers are registered. Add one with hub_add_server.")
+	}
+	for _, v := range vs {
+		fmt.Fprintf(&b, "%s (%s): %s, %d tools", v.Name, v.Transport, v.State, v.Tools)
+		if v.Source != "" {
+			fmt.Fprintf(&b, ", source %s, %s", v.Source, v.Approval)
+		}
+		if v.LastError != "" {
+			fmt.Fprintf(&b, "; last error: %s", v.LastError)
+		}
+		if len(v.Shadowed) > 0 {
+			fmt.Fprintf(&b, "; tools lost to name collisions: %s", strings.Join(v.Shadowed, ", "))
+		}
+		b.WriteByte('\n')
+	}
+	return okResult(strings.TrimRight(b.String(), "\n"), map[string]any{"servers": orEmptySlice(vs)})
+}
+
+func orEmptySlice[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func (h *Hub) toolGetServer(ctx context.Context, _ *mcp.CallToolRequest, args map[string]json.RawMessage) *mcp.CallToolResult {
+	name := argString(args, "name")
+	vs, err := h.views(ctx)
+	if err != nil {
+		return errResult("cannot read the registrations: " + err.Error())
+	}
+	i := slices.IndexFunc(vs, func(v serverView) bool { return v.Name == name })
+	if i < 0 {
+		return errResult(fmt.Sprintf("name: no MCP server named %q is registered", name))
+	}
+	view := vs[i]
+	var spec upstream.Spec
+	if u, ok := h.mgr.Get(name); ok {
+		spec = u.Spec()
+	} else if h.opts.Store != nil {
+		if r, err := h.opts.Store.Get(ctx, name); err == nil {
+			spec = r.Spec
+		}
+	}
+	var tools []string
+	for _, e := range h.Catalog().ServerEntries(name) {
+		if e.Kind == catalog.KindTool {
+			tools = append(tools, e.Name)
+		}
+	}
+	var tail []string
+	if u, ok := h.mgr.Get(name); ok {
+		tail = u.StderrTail()
+	}
+	red := spec.Redacted()
+	cfg, _ := json.MarshalIndent(red, "", "  ")
+	text := fmt.Sprintf("%s: %s, %d tools\nconfiguration (secret values masked):\n%s\nlaunch spec: %s\ntools: %s",
+		view.Name, view.State, view.Tools, cfg, spec.Launch(), strings.Join(tools, ", "))
+	if view.LastError != "" {
+		text += "\nlast error: " + view.LastError
+	}
+	if len(tail) > 0 {
+		text += "\nlast stderr lines:\n  " + strings.Join(tail, "\n  ")
+	}
+	return okResult(text, map[string]any{"server": view, "config": red, "tools": orEmptySlice(tools), "stderrTail": orEmptySlice(tail)})
+}
+
+// specFromArgs builds a spec from hub_add_server's arguments, or applies
+// hub_update_server's to base.
+func specFromArgs(base upstream.Spec, args map[string]json.RawMessage) upstream.Spec {
+	s := base
+	for k, v := range args {
+		switch k {
+		case "command":
+			_ = json.Unmarshal(v, &s.Command)
+		case "args":
+			s.Args = nil
+			_ = json.Unmarshal(v, &s.Args)
+		case "env":
+			s.Env = nil
+			_ = json.Unmarshal(v, &s.Env)
+		case "cwd":
+			_ = json.Unmarshal(v, &s.Cwd)
+		case "url":
+			_ = json.Unmarshal(v, &s.URL)
+		case "headers":
+			s.Headers = nil
+			_ = json.Unmarshal(v, &s.Headers)
+		case "transport":
+			var t string
+			_ = json.Unmarshal(v, &t)
+			s.Transport = upstream.Transport(t)
+		case "description":
+			_ = json.Unmarshal(v, &s.Description)
+		}
+	}
+	return s
+}
+
+func boolArg(args map[string]json.RawMessage, k string, def bool) bool {
+	v, ok := args[k]
+	if !ok {
+		return def
+	}
+	var b bool
+	_ = json.Unmarshal(v, &b)
+	return b
+}
+
+// writeLimiter bounds admin writes (registrations, removals): 10 at once,
+// then one every 2 seconds, so a runaway model loop cannot churn the store
+// or spawn processes in a storm.
+type writeLimiter struct {
+	mu     sync.Mutex
+	tokens float64
+	last   time.Time
+}
+
+const (
+	adminBurst = 10
+	adminRate  = 0.5 // per second
+)
+
+func (l *writeLimiter) allow() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	if l.last.IsZero() {
+		l.tokens = adminBurst
+	} else {
+		l.tokens = min(adminBurst, l.tokens+now.Sub(l.last).Seconds()*adminRate)
+	}
+	l.last = now
+	if l.tokens < 1 {
+		return false
+	}
+	l.tokens--
+	return true
+}
+
+var errRateLimited = errResult("too many changes: admin changes are limited to 10 at once, then one every 2 seconds; try again shortly")
+
+func (h *Hub) needStore() *mcp.CallToolResult {
+	if h.opts.Store == nil {
+		return errResult("this hub has no registration store; upstreams are configured in code")
+	}
+	return nil
+}
+
+func (h *Hub) toolAddServer(ctx context.Context, req *mcp.CallToolRequest, args map[string]json.RawMessage) *mcp.CallToolResult {
+	if r := h.needStore(); r != nil {
+		return r
+	}
+	if !h.adminWrites.allow() {
+		return errRateLimited
+	}
+	spec := specFromArgs(upstream.Spec{Name: argString(args, "name")}, args)
+	if err := spec.Validate(); err != nil {
+		return errResult(err.Error())
+	}
+	if existing, err := h.opts.Store.Get(ctx, spec.Name); err == nil {
+		msg := fmt.Sprintf("name: an MCP server named %q is already registered (source %s); use hub_update_server to change it", spec.Name, existing.Source)
+		return errResult(msg)
+	}
+	reg := upstream.Registration{
+		Spec: spec, Enabled: boolArg(args, "enabled", true), AutoConnect: boolArg(args, "autoConnect", true),
+		Source: upstream.SourceAdmin, Approval: upstream.ApprovalPending,
+	}
+	who := actor(req)
+	decision, err := h.approve(ctx, req, spec, "register")
+	if err != nil {
+		return errResult(err.Error())
+	}
+	switch decision {
+	case declined:
+		_ = h.opts.Store.Audit(ctx, who, "add-declined", spec.Name, auditDetail(spec))
+		return okResult(fmt.Sprintf("The person declined to run %q. Nothing was registered.", spec.Name),
+			map[string]any{"name": spec.Name, "approval": "declined", "stored": false})
+	case approved:
+		reg.Approval, reg.ApprovedHash = upstream.ApprovalApproved, spec.Launch().Hash()
+	}
+	if _, err := h.opts.Store.Create(ctx, reg); err != nil {
+		return errResult("cannot store the registration: " + err.Error())
+	}
+	_ = h.opts.Store.Audit(ctx, who, "add", spec.Name, auditDetail(spec))
+	if reg.Approval != upstream.ApprovalApproved {
+		return okResult(pendingText(spec, "registered"), map[string]any{"name": spec.Name, "state": "PENDING", "approval": "pending", "tools": []string{}})
+	}
+	return h.startedResult(ctx, spec.Name, "Registered and approved")
+}
+
+func pendingText(spec upstream.Spec, what string) string {
+	return fmt.Sprintf("%q is %s but will not run until a person approves exactly what it runs. Ask the user to run this in a terminal:\n\n    mcp-hub approve %s\n\nIt would %s", spec.Name, what, spec.Name, spec.Launch())
+}
+
+// startedResult applies the store to the running upstreams, waits (bounded)
+// for the named one to settle, and reports it.
+func (h *Hub) startedResult(ctx context.Context, name, what string) *mcp.CallToolResult {
+	if err := h.reconcile(ctx); err != nil {
+		return errResult(err.Error())
+	}
+	h.upstreamChanged(name)
+	st := h.waitAttempt(ctx, name)
+	tools := h.toolsOf(name)
+	text := fmt.Sprintf("%s %q: %s, %d tools", what, name, st.State, len(tools))
+	if st.LastError != "" {
+		text += "; last error: " + st.LastError
+	}
+	if len(tools) > 0 {
+		text += "\ntools: " + strings.Join(tools, ", ")
+	}
+	return okResult(text, map[string]any{"name": name, "state": st.State, "approval": "approved", "tools": orEmptySlice(tools)})
+}
+
+// waitAttempt waits until the upstream's current connection attempt is over
+// (or the init timeout passes) and the catalog reflects it.
+func (h *Hub) waitAttempt(ctx context.Context, name string) upstream.Status {
+	u, ok := h.mgr.Get(name)
+	if !ok {
+		return upstream.Status{Name: name, State: upstream.StatePending}
+	}
+	deadline := time.Now().Add(h.mgrOpts.InitTimeout + h.mgrOpts.ListTimeout)
+	for {
+		st := u.Status()
+		busy := st.State == upstream.StateConnecting || (st.State == upstream.StatePending && st.Attempts == 0 && !st.Settled)
+		if (!busy && h.catalogCurrent()) || time.Now().After(deadline) || ctx.Err() != nil {
+			return st
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (h *Hub) catalogCurrent() bool { return h.doneGen.Load() == h.wantGen.Load() }
+
+func (h *Hub) toolsOf(name string) []string {
+	var tools []string
+	for _, e := range h.Catalog().ServerEntries(name) {
+		if e.Kind == catalog.KindTool {
+			tools = append(tools, e.Name)
+		}
+	}
+	return tools
+}
+
+func (h *Hub) toolUpdateServer(ctx context.Context, req *mcp.CallToolRequest, args map[string]json.RawMessage) *mcp.CallToolResult {
+	if r := h.needStore(); r != nil {
+		return r
+	}
+	if !h.adminWrites.allow() {
+		return errRateLimited
+	}
+	name := argString(args, "name")
+	cur, err := h.opts.Store.Get(ctx, name)
+	if err != nil {
+		return errResult(fmt.Sprintf("name: no MCP server named %q is registered", name))
+	}
+	if cur.Source == upstream.SourceConfig {
+		return errResult(fmt.Sprintf("%q is defined in %s; edit it there", name, h.configFileName()))
+	}
+	// Switching between a command and a URL drops the other kind's fields;
+	// the transport is inferred again unless given.
+	spec := cur.Spec
+	_, newCommand := args["command"]
+	_, newURL := args["url"]
+	if newCommand && !newURL {
+		spec.URL, spec.Headers, spec.Transport = "", nil, ""
+	}
+	if newURL && !newCommand {
+		spec.Command, spec.Args, spec.Env, spec.Cwd, spec.Transport = "", nil, nil, "", ""
+	}
+	spec = specFromArgs(spec, args)
+	if err := spec.Validate(); err != nil {
+		return errResult(err.Error())
+	}
+	who := actor(req)
+	relaunch := spec.Launch().Hash() != cur.Spec.Launch().Hash()
+	approval, hash := cur.Approval, cur.ApprovedHash
+	if relaunch {
+		decision, err := h.approve(ctx, req, spec, "change")
+		if err != nil {
+			return errResult(err.Error())
+		}
+		switch decision {
+		case declined:
+			_ = h.opts.Store.Audit(ctx, who, "update-declined", name, auditDetail(spec))
+			return okResult(fmt.Sprintf("The person declined the change to %q. Nothing changed.", name),
+				map[string]any{"name": name, "approval": string(cur.Approval), "changed": false})
+		case approved:
+			approval, hash = upstream.ApprovalApproved, spec.Launch().Hash()
+		default:
+			approval, hash = upstream.ApprovalPending, ""
+		}
+	}
+	_, err = h.opts.Store.Update(ctx, name, func(r *upstream.Registration) error {
+		r.Spec = spec
+		r.Approval, r.ApprovedHash = approval, hash
+		r.Enabled = boolArg(args, "enabled", r.Enabled)
+		r.AutoConnect = boolArg(args, "autoConnect", r.AutoConnect)
+		return nil
+	})
+	if err != nil {
+		return errResult("cannot store the change: " + err.Error())
+	}
+	_ = h.opts.Store.Audit(ctx, who, "update", name, auditDetail(spec))
+	if approval != upstream.ApprovalApproved {
+		if err := h.reconcile(ctx); err != nil { // stops the old launch spec
+			return errResult(err.Error())
+		}
+		return okResult(pendingText(spec, "changed"), map[string]any{"name": name, "state": "PENDING", "approval": "pending", "tools": []string{}})
+	}
+	return h.startedResult(ctx, name, "Updated")
+}
+
+func (h *Hub) configFileName() string {
+	if h.opts.ConfigFile != "" {
+		return h.opts.ConfigFile
+	}
+	return "the hub's config file"
+}
+
+func (h *Hub) toolRemoveServer(ctx context.Context, req *mcp.CallToolRequest, args map[string]json.RawMessage) *mcp.CallToolResult {
+	if r := h.needStore(); r != nil {
+		return r
+	}
+	if !h.adminWrites.allow() {
+		return errRateLimited
+	}
+	name := argString(args, "name")
+	cur, err := h.opts.Store.Get(ctx, name)
+	if err != nil {
+		return errResult(fmt.Sprintf("name: no MCP server named %q is registered", name))
+	}
+	if cur.Source == upstream.SourceConfig {
+		return errResult(fmt.Sprintf("%q is defined in %s; edit it there", name, h.configFileName()))
+	}
+	if err := h.opts.Store.Delete(ctx, name); err != nil && !errors.Is(err, upstream.ErrNotFound) {
+		return errResult("cannot remove the registration: " + err.Error())
+	}
+	_ = h.opts.Store.Audit(ctx, actor(req), "remove", name, auditDetail(cur.Spec))
+	if err := h.reconcile(ctx); err != nil { // stops it, process tree included
+		return errResult(err.Error())
+	}
+	h.upstreamChanged(name)
+	return okResult(fmt.Sprintf("Removed %q: disconnected and forgotten.", name), map[string]any{"name": name, "removed": true})
+}
+
+func (h *Hub) lifecycle(ctx context.Context, req *mcp.CallToolRequest, args map[string]json.RawMessage, verb string, op func(string) error) *mcp.CallToolResult {
+	name := argString(args, "name")
+	if _, ok := h.mgr.Get(name); !ok {
+		if h.opts.Store != nil {
+			if r, err := h.opts.Store.Get(ctx, name); err == nil && r.Approval != upstream.ApprovalApproved {
+				return errResult(fmt.Sprintf("%q is %s: %s", name, r.Approval, pendingText(r.Spec, "registered")))
+			}
+		}
+		return errResult(fmt.Sprintf("name: no MCP server named %q is registered", name))
+	}
+	if err := op(name); err != nil {
+		return errResult(err.Error())
+	}
+	if h.opts.Store != nil {
+		_ = h.opts.Store.Audit(ctx, actor(req), verb, name, nil)
+	}
+	if verb == "disconnect" {
+		u, _ := h.mgr.Get(name)
+		deadline := time.Now().Add(10 * time.Second)
+		for u.Status().State != upstream.StateDisconnected && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		st := u.Status()
+		return okResult(fmt.Sprintf("Disconnected %q: %s. Its tools left the catalog until it is connected again.", name, st.State),
+			map[string]any{"name": name, "state": st.State})
+	}
+	return h.startedResult(ctx, name, strings.ToUpper(verb[:1])+verb[1:]+"ed")
+}
+
+func (h *Hub) toolConnectServer(ctx context.Context, req *mcp.CallToolRequest, args map[string]json.RawMessage) *mcp.CallToolResult {
+	return h.lifecycle(ctx, req, args, "connect", h.mgr.Connect)
+}
+
+func (h *Hub) toolDisconnectServer(ctx context.Context, req *mcp.CallToolRequest, args map[string]json.RawMessage) *mcp.CallToolResult {
+	return h.lifecycle(ctx, req, args, "disconnect", h.mgr.Disconnect)
+}
+
+func (h *Hub) toolRestartServer(ctx context.Context, req *mcp.CallToolRequest, args map[string]json.RawMessage) *mcp.CallToolResult {
+	return h.lifecycle(ctx, req, args, "restart", h.mgr.Restart)
+}
+
+// decision is the outcome of asking for approval.
+type decision int
+
+const (
+	pending decision = iota
+	approved
+	declined
+)
+
+// approve asks for approval of a launch spec: nobody when the operator chose
+// auto approval; the person at the client, through elicitation, when the
+// client supports it; otherwise the registration waits (pending) for
+// `mcp-hub approve`.
+func (h *Hub) approve(ctx context.Context, req *mcp.CallToolRequest, spec upstream.Spec, what string) (decision, error) {
+	if h.opts.Approval == ApprovalAuto {
+		return approved, nil
+	}
+	p := req.Session.InitializeParams()
+	if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
+		return pending, nil
+	}
+	res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{
+		Message:         approvalMessage(spec, what),
+		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
+	})
+	if err != nil {
+		// The client claimed elicitation but could not do it: fall back to
+		// the terminal.
+		h.logger.Warn("approval by elicitation failed; waiting for mcp-hub approve", "upstream", spec.Name, "err", err)
+		return pending, nil
+	}
+	if res.Action == "accept" {
+		return approved, nil
+	}
+	return declined, nil
+}
+
+// approvalMessage shows a person exactly what would run, never truncated,
+// with warnings for what deserves a second look.
+func approvalMessage(spec upstream.Spec, what string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "An AI client asks mcp-hub to %s the MCP server %q. Approve only if you asked for this. It would:\n\n%s\n", what, spec.Name, spec.Launch())
+	for _, w := range spec.LaunchWarnings() {
+		b.WriteString("\n⚠ ")
+		b.WriteString(w)
+	}
+	return b.String()
+}

@@ -1,0 +1,304 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/upstream"
+)
+
+// Store is what the hub needs from persistent storage. *persist.Store
+// satisfies it; errors for a missing or duplicate name wrap
+// upstream.ErrNotFound and upstream.ErrExists.
+type Store interface {
+	List(ctx context.Context) ([]upstream.Registration, error)
+	Get(ctx context.Context, name string) (upstream.Registration, error)
+	Create(ctx context.Context, r upstream.Registration) (upstream.Registration, error)
+	Update(ctx context.Context, name string, fn func(*upstream.Registration) error) (upstream.Registration, error)
+	Delete(ctx context.Context, name string) error
+	SaveInventory(ctx context.Context, name string, inv upstream.Inventory) error
+	Inventories(ctx context.Context) (map[string]upstream.Inventory, error)
+	SaveStatus(ctx context.Context, st upstream.Status) error
+	// Audit records who did what. detail is marshalled to JSON and must not
+	// hold secret values.
+	Audit(ctx context.Context, actor, action, upstream string, detail any) error
+	// Changed reports whether another process changed the store since the
+	// last call.
+	Changed(ctx context.Context) (bool, error)
+}
+
+// ConfigServer is an upstream declared in the hub's configuration file.
+type ConfigServer struct {
+	Spec     upstream.Spec
+	Disabled bool
+}
+
+// ErrApprovalRequired is wrapped by the error of an upstream that may not be
+// started because no person approved its current launch spec.
+var ErrApprovalRequired = errors.New("approval required")
+
+// Start registers the configuration file's upstreams, restores every stored
+// registration, and starts the approved, enabled, auto-connecting ones. With
+// a Store it then keeps following the store (changes made by the mcp-hub
+// command line, or another hub) until Close.
+func (h *Hub) Start(ctx context.Context, config []ConfigServer) error {
+	if h.opts.Store == nil {
+		for _, c := range config {
+			if err := h.AddUpstream(c.Spec, upstream.AddOptions{Disabled: c.Disabled}); err != nil {
+				return fmt.Errorf("upstream %s: %w", c.Spec.Name, err)
+			}
+		}
+		return nil
+	}
+	if err := h.syncConfig(ctx, config); err != nil {
+		return err
+	}
+	if inv, err := h.opts.Store.Inventories(ctx); err == nil {
+		h.mu.Lock()
+		h.cached = inv
+		h.mu.Unlock()
+	} else {
+		h.logger.Warn("read capability cache", "err", err)
+	}
+	if _, err := h.opts.Store.Changed(ctx); err != nil { // baseline
+		return fmt.Errorf("store: %w", err)
+	}
+	if err := h.reconcile(ctx); err != nil {
+		return err
+	}
+	h.wg.Go(h.followStore)
+	h.wg.Go(h.saveLoop)
+	return nil
+}
+
+// syncConfig makes the store's source=config rows match the file: the file
+// is the operator's truth for its names. A stored registration of another
+// source under a name the file uses is replaced, and the replacement is
+// reported (log and audit), never silent.
+func (h *Hub) syncConfig(ctx context.Context, config []ConfigServer) error {
+	st := h.opts.Store
+	stored, err := st.List(ctx)
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	byName := map[string]upstream.Registration{}
+	for _, r := range stored {
+		byName[r.Spec.Name] = r
+	}
+	inFile := map[string]bool{}
+	for _, c := range config {
+		inFile[c.Spec.Name] = true
+		want := upstream.Registration{
+			Spec: c.Spec, Enabled: !c.Disabled, AutoConnect: true,
+			Source: upstream.SourceConfig, Approval: upstream.ApprovalApproved, ApprovedHash: c.Spec.Launch().Hash(),
+		}
+		old, ok := byName[c.Spec.Name]
+		switch {
+		case !ok:
+			if _, err := st.Create(ctx, want); err != nil {
+				return fmt.Errorf("register %s from the config file: %w", c.Spec.Name, err)
+			}
+		case old.Source != upstream.SourceConfig:
+			h.logger.Warn("upstream defined in the config file and registered at run time; the config file wins",
+				"upstream", c.Spec.Name, "replaced_source", old.Source, "file", h.opts.ConfigFile)
+			_ = st.Audit(ctx, "config", "replace", c.Spec.Name, map[string]any{
+				"reason": "the config file defines this name", "replacedSource": old.Source,
+				"replacedLaunch": old.Spec.Launch()})
+			fallthrough
+		default:
+			if old.Source == upstream.SourceConfig && reflect.DeepEqual(old.Spec, c.Spec) && old.Enabled == want.Enabled && old.Approved() {
+				continue
+			}
+			if _, err := st.Update(ctx, c.Spec.Name, func(r *upstream.Registration) error {
+				r.Spec, r.Enabled, r.AutoConnect = want.Spec, want.Enabled, true
+				r.Source, r.Approval, r.ApprovedHash = want.Source, want.Approval, want.ApprovedHash
+				return nil
+			}); err != nil {
+				return fmt.Errorf("register %s from the config file: %w", c.Spec.Name, err)
+			}
+		}
+	}
+	for _, r := range stored {
+		if r.Source == upstream.SourceConfig && !inFile[r.Spec.Name] {
+			if err := st.Delete(ctx, r.Spec.Name); err != nil && !errors.Is(err, upstream.ErrNotFound) {
+				return fmt.Errorf("forget %s (no longer in the config file): %w", r.Spec.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// reconcile makes the running upstreams match the store: approved
+// registrations run (enabled or not), everything else does not.
+func (h *Hub) reconcile(ctx context.Context) error {
+	h.reconcileMu.Lock()
+	defer h.reconcileMu.Unlock()
+	regs, err := h.opts.Store.List(ctx)
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	want := map[string]upstream.Registration{}
+	for _, r := range regs {
+		if r.Approval != upstream.ApprovalApproved {
+			continue
+		}
+		if !r.Approved() {
+			// Approved, but not this launch spec: it was changed outside
+			// the hub. Nothing runs until a person approves it again.
+			h.revoke(ctx, r.Spec.Name, "the stored launch spec differs from the one that was approved")
+			continue
+		}
+		want[r.Spec.Name] = r
+	}
+	for _, u := range h.mgr.List() {
+		if _, ok := want[u.Name()]; !ok {
+			if err := h.mgr.Remove(u.Name()); err == nil {
+				h.forgetUpstream(u.Name())
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		r := want[name]
+		u, ok := h.mgr.Get(name)
+		if !ok {
+			var cached *upstream.Inventory
+			h.mu.Lock()
+			if inv, ok := h.cached[name]; ok {
+				cached = &inv
+			}
+			h.mu.Unlock()
+			spec := r.Spec
+			if !r.AutoConnect && spec.Start == upstream.StartEager {
+				spec.Start = upstream.StartLazy
+			}
+			if err := h.AddUpstream(spec, upstream.AddOptions{Disabled: !r.Enabled, Cached: cached}); err != nil {
+				h.logger.Error("start upstream", "upstream", name, "err", err)
+			}
+			continue
+		}
+		spec := r.Spec
+		if !r.AutoConnect && spec.Start == upstream.StartEager {
+			spec.Start = upstream.StartLazy
+		}
+		if cur := u.Spec(); !reflect.DeepEqual(cur, spec) {
+			if err := h.mgr.Update(spec); err != nil {
+				h.logger.Error("update upstream", "upstream", name, "err", err)
+			}
+		}
+		if disabled := u.Status().State == upstream.StateDisabled; disabled == r.Enabled {
+			_ = h.mgr.SetEnabled(name, r.Enabled)
+		}
+	}
+	return nil
+}
+
+// revoke puts an upstream whose approval no longer holds back to pending.
+func (h *Hub) revoke(ctx context.Context, name, why string) {
+	h.logger.Warn("approval revoked: upstream will not run until approved again", "upstream", name, "reason", why)
+	_, err := h.opts.Store.Update(ctx, name, func(r *upstream.Registration) error {
+		r.Approval, r.ApprovedHash = upstream.ApprovalPending, ""
+		return nil
+	})
+	if err == nil {
+		_ = h.opts.Store.Audit(ctx, "hub", "revoke", name, map[string]string{"reason": why})
+	}
+}
+
+// gate runs before every connection attempt: with a store, the launch spec
+// about to run must be the one a person approved.
+func (h *Hub) gate(ctx context.Context, spec upstream.Spec) error {
+	if h.opts.Store == nil {
+		return nil
+	}
+	r, err := h.opts.Store.Get(ctx, spec.Name)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrApprovalRequired, err)
+	}
+	hash := spec.Launch().Hash()
+	if r.Approval != upstream.ApprovalApproved || r.ApprovedHash != hash || !r.Approved() {
+		if r.Approval == upstream.ApprovalApproved {
+			h.revoke(ctx, spec.Name, "the launch spec about to run differs from the approved one")
+		}
+		return fmt.Errorf("%w: run `mcp-hub approve %s` to review and approve what it runs", ErrApprovalRequired, spec.Name)
+	}
+	return nil
+}
+
+// followStore reconciles whenever another process changes the store (the
+// command line approves an upstream, say). It exits when the hub closes.
+func (h *Hub) followStore() {
+	t := time.NewTicker(h.opts.StorePoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		changed, err := h.opts.Store.Changed(ctx)
+		if err == nil && changed {
+			err = h.reconcile(ctx)
+			h.upstreamChanged("")
+		}
+		cancel()
+		if err != nil {
+			h.logger.Warn("follow store", "err", err)
+		}
+	}
+}
+
+// saveLoop writes listed inventories (the capability cache) and state
+// changes to the store, off every hot path. It exits when the hub closes.
+func (h *Hub) saveLoop() {
+	savedInv := map[string]uint64{}
+	savedState := map[string]upstream.Status{}
+	for {
+		select {
+		case <-h.stop:
+			return
+		case <-h.saveKick:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		for _, u := range h.mgr.List() {
+			name := u.Name()
+			if inv := u.Inventory(); !inv.Stale && inv.Version > 0 && savedInv[name] != inv.Version {
+				if err := h.opts.Store.SaveInventory(ctx, name, inv); err != nil && !errors.Is(err, upstream.ErrNotFound) {
+					h.logger.Warn("save capability cache", "upstream", name, "err", err)
+				} else {
+					savedInv[name] = inv.Version
+				}
+			}
+			st := u.Status()
+			if prev, ok := savedState[name]; !ok || prev.State != st.State || prev.LastError != st.LastError || prev.PID != st.PID || prev.Tools != st.Tools {
+				if err := h.opts.Store.SaveStatus(ctx, st); err != nil {
+					h.logger.Warn("save status", "upstream", name, "err", err)
+				} else {
+					savedState[name] = st
+				}
+			}
+		}
+		cancel()
+	}
+}
+
+// forgetUpstream drops what the hub remembers about a removed upstream.
+func (h *Hub) forgetUpstream(name string) {
+	h.mu.Lock()
+	delete(h.parsed, name)
+	delete(h.cached, name)
+	h.mu.Unlock()
+}
+
+// auditDetail is a JSON-safe description of a spec for the audit log: the
+// launch spec (names of env vars and headers, never their values).
+func auditDetail(spec upstream.Spec) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"launch": spec.Launch(), "description": spec.Description})
+	return b
+}
