@@ -50,6 +50,8 @@ type Config struct {
 	HealthFailures  int
 	MaxSpawns       int
 	InheritEnv      []string
+	AdminTools      string
+	AdminApproval   string
 
 	// Servers are the upstreams the file declares, sorted by name.
 	Servers []ServerConfig
@@ -118,6 +120,9 @@ var configKeys = []configKey{
 	{Key: "health", Kind: kSection},
 	{Key: "health.interval", Kind: kDuration, Default: "30s", Doc: "ping idle upstreams this often (0: never)"},
 	{Key: "health.failures", Kind: kInt, Default: "3", Doc: "failed pings in a row before an upstream is reconnected"},
+	{Key: "admin", Kind: kSection},
+	{Key: "admin.tools", Kind: kString, Default: "on", Doc: "hub_* admin tools for clients: on, read-only (list and get only) or off", Enum: []string{"on", "read-only", "off"}},
+	{Key: "admin.approval", Kind: kString, Default: "ask", Doc: "ask: nothing a client registers runs before a person approves its exact launch spec (in the client, or with mcp-hub approve); auto: approve everything (dangerous: a prompt-injected model could run any command)", Enum: []string{"ask", "auto"}},
 	{Key: "env", Kind: kSection},
 	{Key: "env.inherit", Kind: kStrings, Default: "[]", Doc: "extra variables stdio upstreams inherit from the hub (besides PATH, HOME, USER, LANG, LC_*, TMPDIR, …)"},
 	{Key: "mcpServers", Kind: kSection, Doc: "the upstreams, by name (the Claude Desktop shape; \"servers\" is accepted too)"},
@@ -336,6 +341,8 @@ func decodeConfig(file string, raw map[string]any) (*Config, error) {
 	}
 	c.HealthFailures = d.int("health.failures")
 	c.InheritEnv = d.strs("env.inherit")
+	c.AdminTools = d.str("admin.tools")
+	c.AdminApproval = d.str("admin.approval")
 	if d.err != nil {
 		return nil, d.err
 	}

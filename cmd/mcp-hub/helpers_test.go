@@ -29,6 +29,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// Children inherit this: no test touches the real user's config or data.
+	os.Setenv("XDG_DATA_HOME", filepath.Join(dir, "xdg-data"))
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "xdg-config"))
+	os.Unsetenv("MCP_HUB_CONFIG")
 	if hubBin, err = testbin.Build(dir, "./cmd/mcp-hub"); err == nil {
 		fixtureBin, err = testbin.Build(dir, "./testdata/fixture")
 	}

@@ -16,9 +16,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -46,38 +48,121 @@ const (
 // within it.
 const shutdownLimit = 10 * time.Second
 
-// run is main without the process: it parses args, serves, and returns the
-// exit code.
+// run is main without the process: it parses args, runs the command, and
+// returns the exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string) int {
-	fs := pflag.NewFlagSet("mcp-hub", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		if c, ok := commands[args[0]]; ok {
+			return c.run(ctx, &cmdEnv{args: args[1:], stdin: stdin, stdout: stdout, stderr: stderr, environ: environ, name: args[0]})
+		}
+		fmt.Fprintf(stderr, "mcp-hub: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return exitConfig
+	}
+	return serve(ctx, &cmdEnv{args: args, stdin: stdin, stdout: stdout, stderr: stderr, environ: environ, name: ""})
+}
+
+// cmdEnv is what a command runs with.
+type cmdEnv struct {
+	name           string
+	args           []string
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	environ        []string
+}
+
+// command is one mcp-hub subcommand.
+type command struct {
+	summary string
+	run     func(ctx context.Context, e *cmdEnv) int
+}
+
+var commands map[string]command
+
+func init() {
+	commands = map[string]command{
+		"serve":   {"serve MCP over stdio (the default)", serve},
+		"list":    {"list the registered upstreams", cmdList},
+		"status":  {"show each upstream's state as the running hub last reported it", cmdStatus},
+		"add":     {"register an upstream: add NAME -- COMMAND [ARGS...], or add NAME --url URL", cmdAdd},
+		"remove":  {"remove a registered upstream", cmdRemove},
+		"approve": {"review and approve what an upstream runs", cmdApprove},
+		"reject":  {"reject an upstream so it never runs", cmdReject},
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "Usage: mcp-hub [command] [flags]\n\nWith no command, mcp-hub serves MCP over stdio in front of its upstream MCP servers.\n\nCommands:\n")
+	for _, n := range slices.Sorted(maps.Keys(commands)) {
+		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintf(w, "\nRun mcp-hub COMMAND --help for a command's flags.\n")
+}
+
+// flags returns a flag set with the config flags every command accepts.
+func (e *cmdEnv) flags(use string) *pflag.FlagSet {
+	name := "mcp-hub"
+	if e.name != "" {
+		name += " " + e.name
+	}
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(e.stderr)
 	addConfigFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: %s %s\n\nFlags:\n%s", name, use, fs.FlagUsages())
+	}
+	return fs
+}
+
+// parse parses the command's flags and loads the configuration. ok is false
+// when the command should exit with code.
+func (e *cmdEnv) parse(fs *pflag.FlagSet) (cfg *Config, code int, ok bool) {
+	if err := fs.Parse(e.args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil, exitOK, false
+		}
+		return nil, exitConfig, false
+	}
+	cfg, err := loadConfig(fs, e.environ)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "mcp-hub:", err)
+		return nil, exitConfig, false
+	}
+	return cfg, 0, true
+}
+
+// serve runs the hub as an MCP server on stdio.
+func serve(ctx context.Context, e *cmdEnv) int {
+	fs := e.flags("[flags]")
 	showVersion := fs.Bool("version", false, "print version information and exit")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file (for development)")
 	_ = fs.MarkHidden("cpuprofile")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: mcp-hub [flags]\n\nServes one MCP endpoint over stdio in front of the configured upstream MCP servers.\n\nFlags:\n%s", fs.FlagUsages())
+	if e.name == "" {
+		fs.Usage = func() {
+			usage(e.stderr)
+			fmt.Fprintf(e.stderr, "\nFlags:\n%s", fs.FlagUsages())
+		}
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(e.args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return exitOK
 		}
 		return exitConfig
 	}
 	if *showVersion {
-		printVersion(stdout)
+		printVersion(e.stdout)
 		return exitOK
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "mcp-hub: unknown command %q (run mcp-hub --help)\n", fs.Arg(0))
+		fmt.Fprintf(e.stderr, "mcp-hub: unexpected argument %q (run mcp-hub --help)\n", fs.Arg(0))
 		return exitConfig
 	}
-	cfg, err := loadConfig(fs, environ)
+	cfg, err := loadConfig(fs, e.environ)
 	if err != nil {
-		fmt.Fprintln(stderr, "mcp-hub:", err)
+		fmt.Fprintln(e.stderr, "mcp-hub:", err)
 		return exitConfig
 	}
-	logger := newLogger(stderr, cfg)
+	logger := newLogger(e.stderr, cfg)
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err == nil {
@@ -92,26 +177,36 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			f.Close()
 		}()
 	}
-	h, err := newHub(cfg, logger)
+	st, err := openStore(ctx, cfg)
 	if err != nil {
 		logger.Error("start", "err", err)
 		return exitFail
 	}
-	for _, s := range cfg.Servers {
-		if err := h.AddUpstream(s.Spec, upstream.AddOptions{Disabled: s.Disabled}); err != nil {
-			logger.Error("add upstream", "upstream", s.Spec.Name, "err", err)
-		}
+	defer st.Close()
+	h, err := newHub(cfg, logger, hubStore{st})
+	if err != nil {
+		logger.Error("start", "err", err)
+		return exitFail
 	}
-	logger.Info("mcp-hub serving on stdio", "config", cfg.File, "upstreams", len(cfg.Servers), "version", version())
+	var servers []hub.ConfigServer
+	for _, s := range cfg.Servers {
+		servers = append(servers, hub.ConfigServer{Spec: s.Spec, Disabled: s.Disabled})
+	}
+	if err := h.Start(ctx, servers); err != nil {
+		logger.Error("start", "err", err)
+		h.Close()
+		return exitFail
+	}
+	logger.Info("mcp-hub serving on stdio", "config", cfg.File, "store", st.Path(), "version", version())
 
-	for _, s := range []any{stdin, stdout} {
+	for _, s := range []any{e.stdin, e.stdout} {
 		if f, ok := s.(*os.File); ok {
 			framing.GrowPipe(f)
 		}
 	}
 	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	serveErr := h.ServeStdio(sctx, stdin, stdout)
+	serveErr := h.ServeStdio(sctx, e.stdin, e.stdout)
 	switch {
 	case serveErr == nil:
 		logger.Info("client closed stdin; shutting down")
@@ -169,7 +264,7 @@ func newLogger(w io.Writer, cfg *Config) *slog.Logger {
 }
 
 // newHub builds a hub from the configuration.
-func newHub(cfg *Config, logger *slog.Logger) (*hub.Hub, error) {
+func newHub(cfg *Config, logger *slog.Logger, store hub.Store) (*hub.Hub, error) {
 	fw := cfg.FirstListWait
 	if fw == 0 {
 		fw = -1
@@ -180,6 +275,10 @@ func newHub(cfg *Config, logger *slog.Logger) (*hub.Hub, error) {
 		Catalog:         catalog.Options{Policy: catalog.Policy(cfg.CatalogPolicy), Separator: cfg.CatalogSeparator},
 		FirstListWait:   fw,
 		MaxMessageBytes: cfg.MaxMessageBytes,
+		Store:           store,
+		Admin:           hub.AdminMode(cfg.AdminTools),
+		Approval:        hub.ApprovalMode(cfg.AdminApproval),
+		ConfigFile:      cfg.File,
 		Upstream: upstream.Options{
 			ProtocolVersion:     cfg.ProtocolVersion,
 			InitTimeout:         cfg.InitTimeout,
