@@ -27,8 +27,8 @@ const maxRetryAfter = 10 * time.Second
 func newHTTPClient(headers map[string]string, logger *slog.Logger) *http.Client {
 	rc := retryablehttp.NewClient()
 	rc.RetryMax = 3
-	rc.RetryWaitMin = 200 * time.Millisecond
-	rc.RetryWaitMax = 5 * time.Second
+	rc.RetryWaitMin = 100 * time.Millisecond // 100, 200, 400ms: a dead upstream is known in under a second
+	rc.RetryWaitMax = time.Second
 	rc.CheckRetry = checkRetry
 	rc.Backoff = retryBackoff
 	rc.ErrorHandler = retryablehttp.PassthroughErrorHandler

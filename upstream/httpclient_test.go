@@ -3,13 +3,17 @@ package upstream
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestCheckRetry(t *testing.T) {
@@ -124,9 +128,191 @@ func TestRetryAgainstServer(t *testing.T) {
 		if err == nil || !isDialError(err) {
 			t.Fatalf("err = %v, want a dial error", err)
 		}
-		// Three retries with backoff from 200ms: at least 200+400+800ms.
-		if d := time.Since(start); d < time.Second {
+		// Three retries with backoff from 100ms: at least 100+200+400ms.
+		if d := time.Since(start); d < 700*time.Millisecond {
 			t.Errorf("gave up after %s: the dial was not retried", d)
 		}
 	})
+}
+
+// restartableServer is an in-process go-sdk MCP server behind a listener
+// address that survives restarts (a new server forgets every session).
+type restartableServer struct {
+	t       *testing.T
+	addr    string
+	srv     *http.Server
+	noGET   bool // answer 405 to GET: no standalone event stream
+	started atomic.Int32
+
+	mu      sync.Mutex
+	seen    map[string]bool // session ids handed out
+	expired map[string]bool // session ids the server "forgot"
+}
+
+// expire makes the server forget every session so far (404 on use), on the
+// same, live connections: what an upstream with a session timeout does.
+func (rs *restartableServer) expire() {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	for id := range rs.seen {
+		rs.expired[id] = true
+	}
+}
+
+func (rs *restartableServer) start() {
+	rs.t.Helper()
+	server := mcp.NewServer(&mcp.Implementation{Name: "restartable", Version: "1"}, nil)
+	server.AddTool(&mcp.Tool{Name: "gen", Description: "the server generation", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(rs.started.Load())}}}, nil
+		})
+	inner := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	rs.mu.Lock()
+	if rs.seen == nil {
+		rs.seen, rs.expired = map[string]bool{}, map[string]bool{}
+	}
+	rs.mu.Unlock()
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rs.noGET && r.Method == http.MethodGet {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		sid := r.Header.Get("Mcp-Session-Id")
+		rs.mu.Lock()
+		gone := rs.expired[sid]
+		rs.mu.Unlock()
+		if gone {
+			http.Error(w, "session not found", http.StatusNotFound)
+			return
+		}
+		inner.ServeHTTP(w, r)
+		if id := w.Header().Get("Mcp-Session-Id"); id != "" {
+			rs.mu.Lock()
+			rs.seen[id] = true
+			rs.mu.Unlock()
+		}
+	})
+	addr := rs.addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	var ln net.Listener
+	var err error
+	for i := 0; i < 50; i++ { // the old socket may linger briefly
+		if ln, err = net.Listen("tcp", addr); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		rs.t.Fatal(err)
+	}
+	rs.addr = ln.Addr().String()
+	rs.started.Add(1)
+	rs.srv = &http.Server{Handler: handler}
+	go rs.srv.Serve(ln)
+}
+
+func (rs *restartableServer) stop() {
+	rs.srv.Close()
+}
+
+// TestSessionExpiryReinitializes: an upstream that restarts forgets the
+// session and answers 404; the hub initializes again and retries the call.
+func TestSessionExpiryReinitializes(t *testing.T) {
+	rs := &restartableServer{t: t}
+	rs.start()
+	defer func() { rs.stop() }()
+	opts := fastOptions(t)
+	opts.KeepAlive = -1 // only the call notices the restart
+	opts.HealthInterval = -1
+	m := newManager(t, opts)
+	u, _ := m.Add(Spec{Name: "web", URL: "http://" + rs.addr + "/mcp"}, AddOptions{})
+	waitState(t, u, 10*time.Second, StateConnected)
+	if got := callText(t, u, "gen", `{}`); !strings.Contains(got, `"text":"1"`) {
+		t.Fatalf("gen = %s", got)
+	}
+	before := u.Status().Since
+	rs.stop()
+	rs.start()
+	// The standalone event stream breaks with the old server; resuming it on
+	// the new one gets 404, and the hub initializes a new session at once.
+	eventually(t, 10*time.Second, "a new session", func() bool {
+		st := u.Status()
+		return st.State == StateConnected && st.Since.After(before)
+	})
+	got := callText(t, u, "gen", `{}`)
+	if !strings.Contains(got, `"text":"2"`) {
+		t.Fatalf("after the restart gen = %s, want generation 2", got)
+	}
+	if st := u.Status(); st.State != StateConnected || st.Attempts != 0 {
+		t.Errorf("status after re-initialize = %+v", st)
+	}
+}
+
+// TestSessionExpiryOnLiveConnection exercises the 404 path itself: the
+// upstream forgets the session but keeps its connections; each call (slow
+// and fast path) meets the 404, the hub initializes again and retries.
+func TestSessionExpiryOnLiveConnection(t *testing.T) {
+	rs := &restartableServer{t: t, noGET: true}
+	rs.start()
+	defer func() { rs.stop() }()
+	opts := fastOptions(t)
+	opts.KeepAlive = -1
+	opts.HealthInterval = -1
+	m := newManager(t, opts)
+	u, _ := m.Add(Spec{Name: "web", URL: "http://" + rs.addr + "/mcp"}, AddOptions{})
+	waitState(t, u, 10*time.Second, StateConnected)
+	callText(t, u, "gen", `{}`)
+	for _, fast := range []bool{false, true} {
+		rs.expire()
+		var got string
+		if fast {
+			ch := make(chan string, 1)
+			if _, ok := u.TryStart("tools/call", []byte(`{"name":"gen","arguments":{}}`), func(r Reply, err error) {
+				ch <- fmt.Sprintf("%s %v", r.Result, err)
+			}); !ok {
+				t.Fatal("TryStart refused")
+			}
+			got = <-ch
+		} else {
+			got = callText(t, u, "gen", `{}`)
+		}
+		if !strings.Contains(got, `"text":"1"`) || strings.Contains(got, "error") {
+			t.Errorf("fast=%v: after the session expired gen = %s", fast, got)
+		}
+	}
+}
+
+// TestKeepAliveDetectsDeath: an HTTP upstream without an event stream that
+// dies is noticed by keep-alive pings within a few seconds.
+func TestKeepAliveDetectsDeath(t *testing.T) {
+	rs := &restartableServer{t: t, noGET: true}
+	rs.start()
+	opts := fastOptions(t)
+	opts.KeepAlive = 500 * time.Millisecond
+	opts.Backoff = Backoff{Initial: time.Hour, MaxAttempts: 1}
+	m := newManager(t, opts)
+	u, _ := m.Add(Spec{Name: "web", URL: "http://" + rs.addr + "/mcp"}, AddOptions{})
+	waitState(t, u, 10*time.Second, StateConnected)
+	rs.stop()
+	start := time.Now()
+	st := waitState(t, u, 10*time.Second, StateFailed)
+	t.Logf("dead upstream noticed after %s: %s", time.Since(start).Round(time.Millisecond), st.LastError)
+	if !strings.Contains(st.LastError, "unreachable") {
+		t.Errorf("last error %q, want unreachable", st.LastError)
+	}
+}
+
+
+// eventually polls cond until it holds or d passes.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

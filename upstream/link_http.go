@@ -3,6 +3,7 @@ package upstream
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"github.com/mcp-hub/mcp-hub/internal/framing"
@@ -11,6 +12,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,6 +32,19 @@ var ErrSessionMissing = errors.New("upstream session expired")
 // ErrUnreachable is wrapped by the error of an HTTP link whose upstream
 // stopped accepting connections.
 var ErrUnreachable = errors.New("upstream unreachable")
+
+// errSessionExpired ends a link whose session the upstream forgot; requests
+// in flight then may or may not have run, so they are not retried.
+var errSessionExpired = errors.New("upstream session expired (HTTP 404)")
+
+// expire fails the request the upstream refused with 404 (it never ran, so
+// it may be retried: ErrSessionMissing) and ends the link.
+func expire(s sink, id []byte) {
+	if id != nil {
+		s.abort(id, fmt.Errorf("%w (HTTP 404)", ErrSessionMissing))
+	}
+	s.fail(errSessionExpired)
+}
 
 func startHTTP(ctx context.Context, spec *Spec, headers map[string]string, opts httpOptions, s sink) (link, error) {
 	client := newHTTPClient(headers, opts.Logger)
@@ -92,13 +107,18 @@ func (l *streamLink) hasSession() bool {
 	return l.sessionID != ""
 }
 
-func (l *streamLink) post(ctx context.Context, msg []byte) (*http.Response, error) {
+func (l *streamLink) post(ctx context.Context, msg []byte, method string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.url, bytes.NewReader(msg))
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	if replayable(method) {
+		// Lets net/http replay it on a keep-alive connection the server
+		// closed; never set for tools/call, which may not run twice.
+		req.Header.Set("Idempotency-Key", rand.Text())
+	}
 	l.headers(req.Header)
 	resp, err := l.client.Do(req)
 	if err != nil {
@@ -125,7 +145,7 @@ func (l *streamLink) send(ctx context.Context, msg []byte) error {
 		}()
 		return nil
 	}
-	resp, err := l.post(ctx, msg)
+	resp, err := l.post(ctx, msg, m.Method)
 	if err != nil {
 		if errors.Is(err, ErrUnreachable) {
 			l.s.fail(err)
@@ -134,9 +154,8 @@ func (l *streamLink) send(ctx context.Context, msg []byte) error {
 	}
 	defer drainClose(resp.Body)
 	if resp.StatusCode == http.StatusNotFound && l.hasSession() {
-		err := fmt.Errorf("%w (HTTP 404)", ErrSessionMissing)
-		l.s.fail(err)
-		return err
+		expire(l.s, nil)
+		return fmt.Errorf("%w (HTTP 404)", ErrSessionMissing)
 	}
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("HTTP %s", resp.Status)
@@ -160,7 +179,7 @@ func (l *streamLink) send(ctx context.Context, msg []byte) error {
 // request posts a request and delivers everything that comes back for it.
 func (l *streamLink) request(msg []byte, m wire.Message) {
 	id := m.ID
-	resp, err := l.post(l.ctx, msg)
+	resp, err := l.post(l.ctx, msg, m.Method)
 	if err != nil {
 		if l.ctx.Err() != nil {
 			return
@@ -173,8 +192,7 @@ func (l *streamLink) request(msg []byte, m wire.Message) {
 	}
 	if resp.StatusCode == http.StatusNotFound && l.hasSession() {
 		drainClose(resp.Body)
-		err := fmt.Errorf("%w (HTTP 404)", ErrSessionMissing)
-		l.s.fail(err)
+		expire(l.s, id)
 		return
 	}
 	if m.Method == "initialize" && resp.StatusCode/100 == 2 {
@@ -218,6 +236,18 @@ func (l *streamLink) request(msg []byte, m wire.Message) {
 			l.deliverBody(body, deliver)
 		}
 	}
+}
+
+// replayable reports whether sending a message twice is harmless: requests
+// that only read, and notifications and responses (which carry no work).
+func replayable(method string) bool {
+	switch method {
+	case "initialize", "ping", "tools/list", "prompts/list", "prompts/get", "resources/list",
+		"resources/templates/list", "resources/read", "completion/complete", "logging/setLevel",
+		"resources/subscribe", "resources/unsubscribe":
+		return true
+	}
+	return strings.HasPrefix(method, "notifications/") || method == ""
 }
 
 // deliverBody delivers one JSON message or each message of a batch.
@@ -283,7 +313,7 @@ func (l *streamLink) readPostStream(resp *http.Response, id []byte, deliver func
 		if resp.StatusCode/100 != 2 {
 			drainClose(resp.Body)
 			if resp.StatusCode == http.StatusNotFound {
-				l.s.fail(fmt.Errorf("%w (HTTP 404 on resume)", ErrSessionMissing))
+				expire(l.s, nil)
 				return
 			}
 			l.s.abort(id, fmt.Errorf("resume response stream: HTTP %s", resp.Status))
@@ -364,7 +394,7 @@ func (l *streamLink) standalone() {
 			return
 		case resp.StatusCode == http.StatusNotFound:
 			drainClose(resp.Body)
-			l.s.fail(fmt.Errorf("%w (HTTP 404 on the event stream)", ErrSessionMissing))
+			expire(l.s, nil)
 			return
 		case resp.StatusCode/100 != 2:
 			drainClose(resp.Body)
@@ -545,9 +575,8 @@ func (l *sseLink) send(ctx context.Context, msg []byte) error {
 	}
 	defer drainClose(resp.Body)
 	if resp.StatusCode == http.StatusNotFound {
-		err := fmt.Errorf("%w (HTTP 404)", ErrSessionMissing)
-		l.s.fail(err)
-		return err
+		expire(l.s, nil)
+		return fmt.Errorf("%w (HTTP 404)", ErrSessionMissing)
 	}
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("HTTP %s", resp.Status)

@@ -46,6 +46,10 @@ type Options struct {
 	// upstream is declared unhealthy and reconnected (3).
 	HealthInterval time.Duration
 	HealthFailures int
+	// KeepAlive is how often an idle HTTP or SSE upstream is pinged, so a
+	// dead one is noticed within about two seconds even without an event
+	// stream (1s; negative: never).
+	KeepAlive time.Duration
 	// MaxConcurrentSpawns caps connection attempts running at once (4).
 	MaxConcurrentSpawns int
 	// InheritEnv names extra variables children inherit from the hub.
@@ -95,6 +99,9 @@ func (o Options) withDefaults() Options {
 	o.Backoff = o.Backoff.withDefaults()
 	if o.HealthInterval == 0 {
 		o.HealthInterval = 30 * time.Second
+	}
+	if o.KeepAlive == 0 {
+		o.KeepAlive = time.Second
 	}
 	if o.HealthFailures <= 0 {
 		o.HealthFailures = 3

@@ -143,6 +143,13 @@ func (u *Upstream) Call(ctx context.Context, method string, params []byte) (Repl
 	}
 	defer func() { <-u.inflight }()
 	r, err := conn.Call(ctx, method, params)
+	if errors.Is(err, ErrSessionMissing) {
+		// The upstream forgot the session and refused the request unrun:
+		// retry it once on the new session.
+		if conn, err = u.ready(ctx); err == nil {
+			r, err = conn.Call(ctx, method, params)
+		}
+	}
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return Reply{}, u.timeoutErr(ctx, timeout, "waiting for the reply")
 	}
@@ -156,7 +163,7 @@ func (u *Upstream) Call(ctx context.Context, method string, params []byte) (Repl
 // has to take the slow path, Call: not connected, or every slot busy.
 func (u *Upstream) TryStart(method string, params []byte, done func(Reply, error)) (cancel func(), ok bool) {
 	conn := u.conn.Load()
-	if conn == nil {
+	if conn == nil || conn.Err() != nil {
 		return nil, false
 	}
 	select {
@@ -171,6 +178,19 @@ func (u *Upstream) TryStart(method string, params []byte, done func(Reply, error
 	}
 	cancel, err := conn.Start(method, params, timeout, func(r Reply, err error) {
 		<-u.inflight
+		if errors.Is(err, ErrSessionMissing) {
+			// Refused unrun by an upstream that forgot the session: retry
+			// once on the next session (off the reader goroutine).
+			go func() {
+				ctx, stop := context.WithTimeout(context.Background(), timeout)
+				defer stop()
+				if c, rerr := u.ready(ctx); rerr == nil {
+					r, err = c.Call(ctx, method, params)
+				}
+				done(r, err)
+			}()
+			return
+		}
 		done(r, err)
 	})
 	if err != nil {
@@ -219,7 +239,7 @@ func (u *Upstream) ready(ctx context.Context) (*Conn, error) {
 	kicked := false
 	var kickedAt uint64
 	for {
-		if c := u.conn.Load(); c != nil {
+		if c := u.conn.Load(); c != nil && c.Err() == nil {
 			return c, nil
 		}
 		u.mu.Lock()
@@ -234,6 +254,10 @@ func (u *Upstream) ready(ctx context.Context) (*Conn, error) {
 		case kicked && attempt > kickedAt:
 			return nil, notReady // the attempt we asked for failed
 		case !kicked:
+			soon := !st.NextRetry.IsZero() && time.Until(st.NextRetry) <= onDemandGap
+			if soon {
+				break // a retry is imminent: wait for it
+			}
 			if !lastTry.IsZero() && time.Since(lastTry) < onDemandGap && st.State != StatePending {
 				return nil, notReady
 			}
@@ -281,9 +305,10 @@ func (u *Upstream) run(start State) {
 	defer close(u.stopped)
 	b := u.m.opts.Backoff
 	var (
-		wantUp   = start == StateConnecting
-		retryAt  time.Time
-		attempts int
+		wantUp     = start == StateConnecting
+		retryAt    time.Time
+		attempts   int
+		lastExpiry time.Time // last immediate reconnect after a session expiry
 	)
 	if start == StateDisabled || start == StatePending {
 		u.update(func(s *Status, _ *Inventory) { s.State, s.Settled = start, true })
@@ -383,6 +408,15 @@ func (u *Upstream) run(start State) {
 		if time.Since(connectedAt) > b.Max {
 			attempts = 0 // it was stable: start the schedule over
 		}
+		if errors.Is(err, errSessionExpired) && time.Since(lastExpiry) > time.Second {
+			lastExpiry = time.Now()
+			// The upstream (restarted, or expiring idle sessions) forgot the
+			// session: that is not a failure, initialize again at once.
+			u.logger.Info("upstream session expired; reconnecting")
+			retryAt = time.Time{}
+			u.update(func(s *Status, _ *Inventory) { s.State, s.LastError, s.PID = StateConnecting, err.Error(), 0 })
+			continue
+		}
 		attempts++
 		state := StateFailed
 		if errors.Is(err, ErrExited) {
@@ -473,6 +507,11 @@ func (u *Upstream) attemptOnce() (*Conn, error) {
 // serve watches a live connection until it ends or a command ends it.
 func (u *Upstream) serve(conn *Conn) (outcome, error) {
 	interval := u.m.opts.HealthInterval
+	if u.Spec().Transport != TransportStdio && u.m.opts.KeepAlive > 0 && (interval <= 0 || u.m.opts.KeepAlive < interval) {
+		// A dead HTTP upstream without an event stream is only noticed by
+		// asking; keep asking often.
+		interval = u.m.opts.KeepAlive
+	}
 	var tick <-chan time.Time
 	if interval > 0 {
 		t := time.NewTicker(interval)
@@ -513,9 +552,15 @@ func (u *Upstream) serve(conn *Conn) (outcome, error) {
 			if time.Since(time.Unix(0, u.lastUse.Load())) < interval {
 				continue // busy upstreams prove their health with calls
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), min(interval, 10*time.Second))
+			ctx, cancel := context.WithTimeout(context.Background(), max(min(interval, 10*time.Second), 2*time.Second))
 			r, err := conn.Call(ctx, "ping", nil)
 			cancel()
+			if errors.Is(err, ErrUnreachable) || errors.Is(err, ErrSessionMissing) || conn.Err() != nil {
+				if cerr := conn.Err(); cerr != nil {
+					err = cerr
+				}
+				return outcomeLost, err
+			}
 			if err == nil && r.Error == nil {
 				if failures > 0 {
 					failures = 0
