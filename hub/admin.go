@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -40,11 +41,58 @@ const (
 	ApprovalAuto ApprovalMode = "auto"
 )
 
+// adminError is an admin operation's failure: an HTTP status and a code for
+// the REST API, and a message (naming the field when it is about one) for
+// people and models.
+type adminError struct {
+	status int
+	code   string
+	msg    string
+}
+
+func (e *adminError) Error() string { return e.msg }
+
+func errInvalid(format string, a ...any) error {
+	return &adminError{http.StatusBadRequest, "INVALID_ARGUMENT", fmt.Sprintf(format, a...)}
+}
+func errNotFound(name string) error {
+	return &adminError{http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("name: no MCP server named %q is registered", name)}
+}
+func errInternal(what string, err error) error {
+	return &adminError{http.StatusInternalServerError, "INTERNAL", what + ": " + err.Error()}
+}
+
+var (
+	errRateLimited = &adminError{http.StatusTooManyRequests, "RATE_LIMITED",
+		"too many changes: admin changes are limited to 10 at once, then one every 2 seconds; try again shortly"}
+	errNoStore = &adminError{http.StatusNotImplemented, "NO_STORE",
+		"this hub has no registration store; upstreams are configured in code"}
+)
+
+// adminResult is what an admin operation reports: text for people and
+// models, data as structured content (and REST body).
+type adminResult struct {
+	text string
+	data map[string]any
+}
+
+// approver asks for approval of a launch spec.
+type approver func(ctx context.Context, spec upstream.Spec, what string) (decision, error)
+
+// noApprover is the approver of callers that cannot ask a person (the REST
+// API): registrations wait for mcp-hub approve or POST …/approve.
+func (h *Hub) noApprover(context.Context, upstream.Spec, string) (decision, error) {
+	if h.opts.Approval == ApprovalAuto {
+		return approved, nil
+	}
+	return pending, nil
+}
+
 // adminTool is one hub_* tool.
 type adminTool struct {
 	tool     *mcp.Tool
 	readOnly bool
-	handle   func(ctx context.Context, req *mcp.CallToolRequest, args map[string]json.RawMessage) *mcp.CallToolResult
+	handle   func(ctx context.Context, req *mcp.CallToolRequest, args map[string]json.RawMessage) (adminResult, error)
 }
 
 // nameField is the schema of an upstream name argument.
@@ -89,25 +137,40 @@ func (h *Hub) adminTools() []adminTool {
 	all := []adminTool{
 		{readOnly: true, tool: &mcp.Tool{Name: "hub_list_servers",
 			Description: "List the MCP servers behind this hub: name, transport, state, tool count, last error, who registered it, approval, and tools it lost to name collisions.",
-			InputSchema: objectSchema(map[string]any{})}, handle: h.toolListServers},
+			InputSchema: objectSchema(map[string]any{})},
+			handle: func(ctx context.Context, _ *mcp.CallToolRequest, _ map[string]json.RawMessage) (adminResult, error) {
+				return h.opList(ctx)
+			}},
 		{readOnly: true, tool: &mcp.Tool{Name: "hub_get_server",
 			Description: "Show one MCP server behind this hub: its configuration (secret values masked), state, tools and the last lines it wrote to stderr.",
-			InputSchema: nameOnly}, handle: h.toolGetServer},
+			InputSchema: nameOnly},
+			handle: func(ctx context.Context, _ *mcp.CallToolRequest, args map[string]json.RawMessage) (adminResult, error) {
+				return h.opGet(ctx, argString(args, "name"))
+			}},
 		{tool: &mcp.Tool{Name: "hub_add_server",
 			Description: "Register an MCP server with this hub (a command to run, or a URL). A person must approve exactly what it runs before it starts: in this client if it supports that, otherwise with `mcp-hub approve <name>` in a terminal. It then survives restarts.",
-			InputSchema: objectSchema(withSpec, "name")}, handle: h.toolAddServer},
+			InputSchema: objectSchema(withSpec, "name")},
+			handle: func(ctx context.Context, req *mcp.CallToolRequest, args map[string]json.RawMessage) (adminResult, error) {
+				return h.opAdd(ctx, actor(req), args, h.elicitApprover(req))
+			}},
 		{tool: &mcp.Tool{Name: "hub_update_server",
 			Description: "Change a registered MCP server. Only the fields given change. A change to what it runs (command, args, env names, cwd, URL, header names) needs a person's approval again.",
-			InputSchema: objectSchema(withSpec, "name")}, handle: h.toolUpdateServer},
+			InputSchema: objectSchema(withSpec, "name")},
+			handle: func(ctx context.Context, req *mcp.CallToolRequest, args map[string]json.RawMessage) (adminResult, error) {
+				return h.opUpdate(ctx, actor(req), args, h.elicitApprover(req))
+			}},
 		{tool: &mcp.Tool{Name: "hub_remove_server",
 			Description: "Disconnect an MCP server and remove its registration. Servers defined in the hub's config file must be removed there.",
-			InputSchema: nameOnly}, handle: h.toolRemoveServer},
+			InputSchema: nameOnly},
+			handle: func(ctx context.Context, req *mcp.CallToolRequest, args map[string]json.RawMessage) (adminResult, error) {
+				return h.opRemove(ctx, actor(req), argString(args, "name"))
+			}},
 		{tool: &mcp.Tool{Name: "hub_connect_server", Description: "Connect (or start) a registered MCP server now.",
-			InputSchema: nameOnly}, handle: h.toolConnectServer},
+			InputSchema: nameOnly}, handle: h.lifecycleTool("connect")},
 		{tool: &mcp.Tool{Name: "hub_disconnect_server", Description: "Disconnect (or stop) an MCP server and keep it down until it is connected again; its tools leave the catalog.",
-			InputSchema: nameOnly}, handle: h.toolDisconnectServer},
+			InputSchema: nameOnly}, handle: h.lifecycleTool("disconnect")},
 		{tool: &mcp.Tool{Name: "hub_restart_server", Description: "Restart an MCP server now.",
-			InputSchema: nameOnly}, handle: h.toolRestartServer},
+			InputSchema: nameOnly}, handle: h.lifecycleTool("restart")},
 	}
 	if h.opts.Admin == AdminReadOnly {
 		return slices.DeleteFunc(all, func(t adminTool) bool { return !t.readOnly })
@@ -126,7 +189,11 @@ func (h *Hub) registerAdminTools() []catalog.Item {
 			if err != nil {
 				return errResult(err.Error()), nil
 			}
-			return t.handle(ctx, req, args), nil
+			res, err := t.handle(ctx, req, args)
+			if err != nil {
+				return errResult(err.Error()), nil
+			}
+			return okResult(res.text, res.data), nil
 		})
 		raw, err := json.Marshal(t.tool)
 		if err != nil {
@@ -139,6 +206,12 @@ func (h *Hub) registerAdminTools() []catalog.Item {
 		items = append(items, it)
 	}
 	return items
+}
+
+func (h *Hub) lifecycleTool(verb string) func(context.Context, *mcp.CallToolRequest, map[string]json.RawMessage) (adminResult, error) {
+	return func(ctx context.Context, req *mcp.CallToolRequest, args map[string]json.RawMessage) (adminResult, error) {
+		return h.opLifecycle(ctx, actor(req), argString(args, "name"), verb)
+	}
 }
 
 // decodeArgs checks arguments against an admin tool's schema: only known
@@ -279,10 +352,10 @@ func (h *Hub) views(ctx context.Context) ([]serverView, error) {
 	return out, nil
 }
 
-func (h *Hub) toolListServers(ctx context.Context, _ *mcp.CallToolRequest, _ map[string]json.RawMessage) *mcp.CallToolResult {
+func (h *Hub) opList(ctx context.Context) (adminResult, error) {
 	vs, err := h.views(ctx)
 	if err != nil {
-		return errResult("cannot read the registrations: " + err.Error())
+		return adminResult{}, errInternal("cannot read the registrations", err)
 	}
 	var b strings.Builder
 	if len(vs) == 0 {
@@ -301,7 +374,7 @@ func (h *Hub) toolListServers(ctx context.Context, _ *mcp.CallToolRequest, _ map
 		}
 		b.WriteByte('\n')
 	}
-	return okResult(strings.TrimRight(b.String(), "\n"), map[string]any{"servers": orEmptySlice(vs)})
+	return adminResult{strings.TrimRight(b.String(), "\n"), map[string]any{"servers": orEmptySlice(vs)}}, nil
 }
 
 func orEmptySlice[T any](s []T) []T {
@@ -311,35 +384,26 @@ func orEmptySlice[T any](s []T) []T {
 	return s
 }
 
-func (h *Hub) toolGetServer(ctx context.Context, _ *mcp.CallToolRequest, args map[string]json.RawMessage) *mcp.CallToolResult {
-	name := argString(args, "name")
+func (h *Hub) opGet(ctx context.Context, name string) (adminResult, error) {
 	vs, err := h.views(ctx)
 	if err != nil {
-		return errResult("cannot read the registrations: " + err.Error())
+		return adminResult{}, errInternal("cannot read the registrations", err)
 	}
 	i := slices.IndexFunc(vs, func(v serverView) bool { return v.Name == name })
 	if i < 0 {
-		return errResult(fmt.Sprintf("name: no MCP server named %q is registered", name))
+		return adminResult{}, errNotFound(name)
 	}
 	view := vs[i]
 	var spec upstream.Spec
+	var tail []string
 	if u, ok := h.mgr.Get(name); ok {
-		spec = u.Spec()
+		spec, tail = u.Spec(), u.StderrTail()
 	} else if h.opts.Store != nil {
 		if r, err := h.opts.Store.Get(ctx, name); err == nil {
 			spec = r.Spec
 		}
 	}
-	var tools []string
-	for _, e := range h.Catalog().ServerEntries(name) {
-		if e.Kind == catalog.KindTool {
-			tools = append(tools, e.Name)
-		}
-	}
-	var tail []string
-	if u, ok := h.mgr.Get(name); ok {
-		tail = u.StderrTail()
-	}
+	tools := h.toolsOf(name)
 	red := spec.Redacted()
 	cfg, _ := json.MarshalIndent(red, "", "  ")
 	text := fmt.Sprintf("%s: %s, %d tools\nconfiguration (secret values masked):\n%s\nlaunch spec: %s\ntools: %s",
@@ -350,11 +414,10 @@ func (h *Hub) toolGetServer(ctx context.Context, _ *mcp.CallToolRequest, args ma
 	if len(tail) > 0 {
 		text += "\nlast stderr lines:\n  " + strings.Join(tail, "\n  ")
 	}
-	return okResult(text, map[string]any{"server": view, "config": red, "tools": orEmptySlice(tools), "stderrTail": orEmptySlice(tail)})
+	return adminResult{text, map[string]any{"server": view, "config": red, "tools": orEmptySlice(tools), "stderrTail": orEmptySlice(tail)}}, nil
 }
 
-// specFromArgs builds a spec from hub_add_server's arguments, or applies
-// hub_update_server's to base.
+// specFromArgs applies registration arguments to base.
 func specFromArgs(base upstream.Spec, args map[string]json.RawMessage) upstream.Spec {
 	s := base
 	for k, v := range args {
@@ -426,66 +489,72 @@ func (l *writeLimiter) allow() bool {
 	return true
 }
 
-var errRateLimited = errResult("too many changes: admin changes are limited to 10 at once, then one every 2 seconds; try again shortly")
-
-func (h *Hub) needStore() *mcp.CallToolResult {
+// writable checks what every change needs: a store and a free slot.
+func (h *Hub) writable() error {
 	if h.opts.Store == nil {
-		return errResult("this hub has no registration store; upstreams are configured in code")
-	}
-	return nil
-}
-
-func (h *Hub) toolAddServer(ctx context.Context, req *mcp.CallToolRequest, args map[string]json.RawMessage) *mcp.CallToolResult {
-	if r := h.needStore(); r != nil {
-		return r
+		return errNoStore
 	}
 	if !h.adminWrites.allow() {
 		return errRateLimited
 	}
-	spec := specFromArgs(upstream.Spec{Name: argString(args, "name")}, args)
+	return nil
+}
+
+func validateSpec(spec *upstream.Spec) error {
 	if err := spec.Validate(); err != nil {
-		return errResult(err.Error())
+		return errInvalid("%s", err.Error())
+	}
+	return nil
+}
+
+func (h *Hub) opAdd(ctx context.Context, who string, args map[string]json.RawMessage, ask approver) (adminResult, error) {
+	if err := h.writable(); err != nil {
+		return adminResult{}, err
+	}
+	spec := specFromArgs(upstream.Spec{Name: argString(args, "name")}, args)
+	if err := validateSpec(&spec); err != nil {
+		return adminResult{}, err
 	}
 	if existing, err := h.opts.Store.Get(ctx, spec.Name); err == nil {
-		msg := fmt.Sprintf("name: an MCP server named %q is already registered (source %s); use hub_update_server to change it", spec.Name, existing.Source)
-		return errResult(msg)
+		return adminResult{}, &adminError{http.StatusConflict, "ALREADY_EXISTS", fmt.Sprintf(
+			"name: an MCP server named %q is already registered (source %s); use hub_update_server to change it", spec.Name, existing.Source)}
 	}
 	reg := upstream.Registration{
 		Spec: spec, Enabled: boolArg(args, "enabled", true), AutoConnect: boolArg(args, "autoConnect", true),
 		Source: upstream.SourceAdmin, Approval: upstream.ApprovalPending,
 	}
-	who := actor(req)
-	decision, err := h.approve(ctx, req, spec, "register")
+	d, err := ask(ctx, spec, "register")
 	if err != nil {
-		return errResult(err.Error())
+		return adminResult{}, errInternal("approval", err)
 	}
-	switch decision {
+	switch d {
 	case declined:
 		_ = h.opts.Store.Audit(ctx, who, "add-declined", spec.Name, auditDetail(spec))
-		return okResult(fmt.Sprintf("The person declined to run %q. Nothing was registered.", spec.Name),
-			map[string]any{"name": spec.Name, "approval": "declined", "stored": false})
+		return adminResult{fmt.Sprintf("The person declined to run %q. Nothing was registered.", spec.Name),
+			map[string]any{"name": spec.Name, "approval": "declined", "stored": false}}, nil
 	case approved:
 		reg.Approval, reg.ApprovedHash = upstream.ApprovalApproved, spec.Launch().Hash()
 	}
 	if _, err := h.opts.Store.Create(ctx, reg); err != nil {
-		return errResult("cannot store the registration: " + err.Error())
+		return adminResult{}, errInternal("cannot store the registration", err)
 	}
 	_ = h.opts.Store.Audit(ctx, who, "add", spec.Name, auditDetail(spec))
 	if reg.Approval != upstream.ApprovalApproved {
-		return okResult(pendingText(spec, "registered"), map[string]any{"name": spec.Name, "state": "PENDING", "approval": "pending", "tools": []string{}})
+		return adminResult{pendingText(spec, "registered"),
+			map[string]any{"name": spec.Name, "state": "PENDING", "approval": "pending", "tools": []string{}}}, nil
 	}
-	return h.startedResult(ctx, spec.Name, "Registered and approved")
+	return h.started(ctx, spec.Name, "Registered and approved")
 }
 
 func pendingText(spec upstream.Spec, what string) string {
 	return fmt.Sprintf("%q is %s but will not run until a person approves exactly what it runs. Ask the user to run this in a terminal:\n\n    mcp-hub approve %s\n\nIt would %s", spec.Name, what, spec.Name, spec.Launch())
 }
 
-// startedResult applies the store to the running upstreams, waits (bounded)
-// for the named one to settle, and reports it.
-func (h *Hub) startedResult(ctx context.Context, name, what string) *mcp.CallToolResult {
+// started applies the store to the running upstreams, waits (bounded) for
+// the named one to settle, and reports it.
+func (h *Hub) started(ctx context.Context, name, what string) (adminResult, error) {
 	if err := h.reconcile(ctx); err != nil {
-		return errResult(err.Error())
+		return adminResult{}, errInternal("apply the change", err)
 	}
 	h.upstreamChanged(name)
 	st := h.waitAttempt(ctx, name)
@@ -497,7 +566,7 @@ func (h *Hub) startedResult(ctx context.Context, name, what string) *mcp.CallToo
 	if len(tools) > 0 {
 		text += "\ntools: " + strings.Join(tools, ", ")
 	}
-	return okResult(text, map[string]any{"name": name, "state": st.State, "approval": "approved", "tools": orEmptySlice(tools)})
+	return adminResult{text, map[string]any{"name": name, "state": st.State, "approval": "approved", "tools": orEmptySlice(tools)}}, nil
 }
 
 // waitAttempt waits until the upstream's current connection attempt is over
@@ -530,20 +599,21 @@ func (h *Hub) toolsOf(name string) []string {
 	return tools
 }
 
-func (h *Hub) toolUpdateServer(ctx context.Context, req *mcp.CallToolRequest, args map[string]json.RawMessage) *mcp.CallToolResult {
-	if r := h.needStore(); r != nil {
-		return r
-	}
-	if !h.adminWrites.allow() {
-		return errRateLimited
+func (h *Hub) configManaged(name string) error {
+	return &adminError{http.StatusConflict, "CONFIG_MANAGED", fmt.Sprintf("%q is defined in %s; edit it there", name, h.configFileName())}
+}
+
+func (h *Hub) opUpdate(ctx context.Context, who string, args map[string]json.RawMessage, ask approver) (adminResult, error) {
+	if err := h.writable(); err != nil {
+		return adminResult{}, err
 	}
 	name := argString(args, "name")
 	cur, err := h.opts.Store.Get(ctx, name)
 	if err != nil {
-		return errResult(fmt.Sprintf("name: no MCP server named %q is registered", name))
+		return adminResult{}, errNotFound(name)
 	}
 	if cur.Source == upstream.SourceConfig {
-		return errResult(fmt.Sprintf("%q is defined in %s; edit it there", name, h.configFileName()))
+		return adminResult{}, h.configManaged(name)
 	}
 	// Switching between a command and a URL drops the other kind's fields;
 	// the transport is inferred again unless given.
@@ -557,22 +627,21 @@ func (h *Hub) toolUpdateServer(ctx context.Context, req *mcp.CallToolRequest, ar
 		spec.Command, spec.Args, spec.Env, spec.Cwd, spec.Transport = "", nil, nil, "", ""
 	}
 	spec = specFromArgs(spec, args)
-	if err := spec.Validate(); err != nil {
-		return errResult(err.Error())
+	if err := validateSpec(&spec); err != nil {
+		return adminResult{}, err
 	}
-	who := actor(req)
 	relaunch := spec.Launch().Hash() != cur.Spec.Launch().Hash()
 	approval, hash := cur.Approval, cur.ApprovedHash
 	if relaunch {
-		decision, err := h.approve(ctx, req, spec, "change")
+		d, err := ask(ctx, spec, "change")
 		if err != nil {
-			return errResult(err.Error())
+			return adminResult{}, errInternal("approval", err)
 		}
-		switch decision {
+		switch d {
 		case declined:
 			_ = h.opts.Store.Audit(ctx, who, "update-declined", name, auditDetail(spec))
-			return okResult(fmt.Sprintf("The person declined the change to %q. Nothing changed.", name),
-				map[string]any{"name": name, "approval": string(cur.Approval), "changed": false})
+			return adminResult{fmt.Sprintf("The person declined the change to %q. Nothing changed.", name),
+				map[string]any{"name": name, "approval": string(cur.Approval), "changed": false}}, nil
 		case approved:
 			approval, hash = upstream.ApprovalApproved, spec.Launch().Hash()
 		default:
@@ -587,16 +656,17 @@ func (h *Hub) toolUpdateServer(ctx context.Context, req *mcp.CallToolRequest, ar
 		return nil
 	})
 	if err != nil {
-		return errResult("cannot store the change: " + err.Error())
+		return adminResult{}, errInternal("cannot store the change", err)
 	}
 	_ = h.opts.Store.Audit(ctx, who, "update", name, auditDetail(spec))
 	if approval != upstream.ApprovalApproved {
 		if err := h.reconcile(ctx); err != nil { // stops the old launch spec
-			return errResult(err.Error())
+			return adminResult{}, errInternal("apply the change", err)
 		}
-		return okResult(pendingText(spec, "changed"), map[string]any{"name": name, "state": "PENDING", "approval": "pending", "tools": []string{}})
+		return adminResult{pendingText(spec, "changed"),
+			map[string]any{"name": name, "state": "PENDING", "approval": "pending", "tools": []string{}}}, nil
 	}
-	return h.startedResult(ctx, name, "Updated")
+	return h.started(ctx, name, "Updated")
 }
 
 func (h *Hub) configFileName() string {
@@ -606,47 +676,53 @@ func (h *Hub) configFileName() string {
 	return "the hub's config file"
 }
 
-func (h *Hub) toolRemoveServer(ctx context.Context, req *mcp.CallToolRequest, args map[string]json.RawMessage) *mcp.CallToolResult {
-	if r := h.needStore(); r != nil {
-		return r
+func (h *Hub) opRemove(ctx context.Context, who, name string) (adminResult, error) {
+	if err := h.writable(); err != nil {
+		return adminResult{}, err
 	}
-	if !h.adminWrites.allow() {
-		return errRateLimited
-	}
-	name := argString(args, "name")
 	cur, err := h.opts.Store.Get(ctx, name)
 	if err != nil {
-		return errResult(fmt.Sprintf("name: no MCP server named %q is registered", name))
+		return adminResult{}, errNotFound(name)
 	}
 	if cur.Source == upstream.SourceConfig {
-		return errResult(fmt.Sprintf("%q is defined in %s; edit it there", name, h.configFileName()))
+		return adminResult{}, h.configManaged(name)
 	}
 	if err := h.opts.Store.Delete(ctx, name); err != nil && !errors.Is(err, upstream.ErrNotFound) {
-		return errResult("cannot remove the registration: " + err.Error())
+		return adminResult{}, errInternal("cannot remove the registration", err)
 	}
-	_ = h.opts.Store.Audit(ctx, actor(req), "remove", name, auditDetail(cur.Spec))
+	_ = h.opts.Store.Audit(ctx, who, "remove", name, auditDetail(cur.Spec))
 	if err := h.reconcile(ctx); err != nil { // stops it, process tree included
-		return errResult(err.Error())
+		return adminResult{}, errInternal("apply the change", err)
 	}
 	h.upstreamChanged(name)
-	return okResult(fmt.Sprintf("Removed %q: disconnected and forgotten.", name), map[string]any{"name": name, "removed": true})
+	return adminResult{fmt.Sprintf("Removed %q: disconnected and forgotten.", name), map[string]any{"name": name, "removed": true}}, nil
 }
 
-func (h *Hub) lifecycle(ctx context.Context, req *mcp.CallToolRequest, args map[string]json.RawMessage, verb string, op func(string) error) *mcp.CallToolResult {
-	name := argString(args, "name")
+// opLifecycle connects, disconnects or restarts an upstream.
+func (h *Hub) opLifecycle(ctx context.Context, who, name, verb string) (adminResult, error) {
 	if _, ok := h.mgr.Get(name); !ok {
 		if h.opts.Store != nil {
-			if r, err := h.opts.Store.Get(ctx, name); err == nil && r.Approval != upstream.ApprovalApproved {
-				return errResult(fmt.Sprintf("%q is %s: %s", name, r.Approval, pendingText(r.Spec, "registered")))
+			if r, err := h.opts.Store.Get(ctx, name); err == nil && !r.Approved() {
+				return adminResult{}, &adminError{http.StatusConflict, "NOT_APPROVED",
+					fmt.Sprintf("%q is %s: %s", name, r.Approval, pendingText(r.Spec, "registered"))}
 			}
 		}
-		return errResult(fmt.Sprintf("name: no MCP server named %q is registered", name))
+		return adminResult{}, errNotFound(name)
 	}
-	if err := op(name); err != nil {
-		return errResult(err.Error())
+	var err error
+	switch verb {
+	case "connect":
+		err = h.mgr.Connect(name)
+	case "disconnect":
+		err = h.mgr.Disconnect(name)
+	case "restart":
+		err = h.mgr.Restart(name)
+	}
+	if err != nil {
+		return adminResult{}, errInternal(verb, err)
 	}
 	if h.opts.Store != nil {
-		_ = h.opts.Store.Audit(ctx, actor(req), verb, name, nil)
+		_ = h.opts.Store.Audit(ctx, who, verb, name, nil)
 	}
 	if verb == "disconnect" {
 		u, _ := h.mgr.Get(name)
@@ -655,22 +731,35 @@ func (h *Hub) lifecycle(ctx context.Context, req *mcp.CallToolRequest, args map[
 			time.Sleep(10 * time.Millisecond)
 		}
 		st := u.Status()
-		return okResult(fmt.Sprintf("Disconnected %q: %s. Its tools left the catalog until it is connected again.", name, st.State),
-			map[string]any{"name": name, "state": st.State})
+		h.upstreamChanged(name)
+		return adminResult{fmt.Sprintf("Disconnected %q: %s. Its tools left the catalog until it is connected again.", name, st.State),
+			map[string]any{"name": name, "state": st.State}}, nil
 	}
-	return h.startedResult(ctx, name, strings.ToUpper(verb[:1])+verb[1:]+"ed")
+	return h.started(ctx, name, strings.ToUpper(verb[:1])+verb[1:]+"ed")
 }
 
-func (h *Hub) toolConnectServer(ctx context.Context, req *mcp.CallToolRequest, args map[string]json.RawMessage) *mcp.CallToolResult {
-	return h.lifecycle(ctx, req, args, "connect", h.mgr.Connect)
-}
-
-func (h *Hub) toolDisconnectServer(ctx context.Context, req *mcp.CallToolRequest, args map[string]json.RawMessage) *mcp.CallToolResult {
-	return h.lifecycle(ctx, req, args, "disconnect", h.mgr.Disconnect)
-}
-
-func (h *Hub) toolRestartServer(ctx context.Context, req *mcp.CallToolRequest, args map[string]json.RawMessage) *mcp.CallToolResult {
-	return h.lifecycle(ctx, req, args, "restart", h.mgr.Restart)
+// opApprove approves a registration's current launch spec. It is offered to
+// authenticated operators (the REST API), never as an MCP tool: a model
+// must not approve what it registered.
+func (h *Hub) opApprove(ctx context.Context, who, name string) (adminResult, error) {
+	if err := h.writable(); err != nil {
+		return adminResult{}, err
+	}
+	cur, err := h.opts.Store.Get(ctx, name)
+	if err != nil {
+		return adminResult{}, errNotFound(name)
+	}
+	if !cur.Approved() {
+		launch := cur.Spec.Launch()
+		if _, err := h.opts.Store.Update(ctx, name, func(r *upstream.Registration) error {
+			r.Approval, r.ApprovedHash = upstream.ApprovalApproved, launch.Hash()
+			return nil
+		}); err != nil {
+			return adminResult{}, errInternal("cannot store the approval", err)
+		}
+		_ = h.opts.Store.Audit(ctx, who, "approve", name, map[string]any{"launch": launch})
+	}
+	return h.started(ctx, name, "Approved")
 }
 
 // decision is the outcome of asking for approval.
@@ -682,32 +771,33 @@ const (
 	declined
 )
 
-// approve asks for approval of a launch spec: nobody when the operator chose
-// auto approval; the person at the client, through elicitation, when the
-// client supports it; otherwise the registration waits (pending) for
-// `mcp-hub approve`.
-func (h *Hub) approve(ctx context.Context, req *mcp.CallToolRequest, spec upstream.Spec, what string) (decision, error) {
-	if h.opts.Approval == ApprovalAuto {
-		return approved, nil
+// elicitApprover asks the person at the calling client, through
+// elicitation, when the client supports it; otherwise the registration
+// waits (pending) for mcp-hub approve. With auto approval nobody is asked.
+func (h *Hub) elicitApprover(req *mcp.CallToolRequest) approver {
+	return func(ctx context.Context, spec upstream.Spec, what string) (decision, error) {
+		if h.opts.Approval == ApprovalAuto {
+			return approved, nil
+		}
+		p := req.Session.InitializeParams()
+		if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
+			return pending, nil
+		}
+		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{
+			Message:         approvalMessage(spec, what),
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
+		})
+		if err != nil {
+			// The client claimed elicitation but could not do it: fall back
+			// to the terminal.
+			h.logger.Warn("approval by elicitation failed; waiting for mcp-hub approve", "upstream", spec.Name, "err", err)
+			return pending, nil
+		}
+		if res.Action == "accept" {
+			return approved, nil
+		}
+		return declined, nil
 	}
-	p := req.Session.InitializeParams()
-	if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
-		return pending, nil
-	}
-	res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{
-		Message:         approvalMessage(spec, what),
-		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
-	})
-	if err != nil {
-		// The client claimed elicitation but could not do it: fall back to
-		// the terminal.
-		h.logger.Warn("approval by elicitation failed; waiting for mcp-hub approve", "upstream", spec.Name, "err", err)
-		return pending, nil
-	}
-	if res.Action == "accept" {
-		return approved, nil
-	}
-	return declined, nil
 }
 
 // approvalMessage shows a person exactly what would run, never truncated,

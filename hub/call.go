@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcp-hub/mcp-hub/catalog"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
@@ -46,6 +47,7 @@ func (s *session) callTool(line []byte, m wire.Message) bool {
 		return true
 	}
 	if !ok {
+		s.h.metrics.call("", "", outcomeUnknownTool, 0) // never a client-chosen label value
 		s.replyError(m.ID, jsonrpc.CodeInvalidParams, fmt.Sprintf("unknown tool: %q", p.name), nil)
 		return true
 	}
@@ -73,7 +75,7 @@ func (s *session) startCall(m wire.Message, p callParams, e catalog.Entry) {
 	if rename != "" || p.meta != nil {
 		var newMeta []byte
 		if p.meta != nil {
-			if newMeta, token, err = s.rewriteMeta(p.meta); err != nil {
+			if newMeta, token, err = s.rewriteMeta(p.meta, m.ID); err != nil {
 				s.replyError(m.ID, jsonrpc.CodeInvalidParams, "params._meta: "+err.Error(), nil)
 				return
 			}
@@ -84,7 +86,7 @@ func (s *session) startCall(m wire.Message, p callParams, e catalog.Entry) {
 			return
 		}
 	}
-	key := string(m.ID)
+	key := canonicalID(m.ID)
 	c := &call{}
 	if !s.track(key, c) {
 		s.h.progress.release(token)
@@ -92,10 +94,11 @@ func (s *session) startCall(m wire.Message, p callParams, e catalog.Entry) {
 		return
 	}
 	id := m.ID
+	start := time.Now()
 	// Fast path: the upstream's reader goroutine delivers the reply
 	// straight to this session; no goroutine per call.
 	if cancel, ok := up.TryStart("tools/call", params, func(r upstream.Reply, err error) {
-		s.finish(key, id, up, "tools/call", p.name, token, r, err)
+		s.finish(key, id, up, "tools/call", p.name, token, r, err, start)
 	}); ok {
 		s.setCancel(key, cancel)
 		return
@@ -105,14 +108,15 @@ func (s *session) startCall(m wire.Message, p callParams, e catalog.Entry) {
 	go func() {
 		defer cancel()
 		r, err := up.Call(ctx, "tools/call", params)
-		s.finish(key, id, up, "tools/call", p.name, token, r, err)
+		s.finish(key, id, up, "tools/call", p.name, token, r, err, start)
 	}()
 }
 
 // finish relays the outcome of a forwarded request to the client.
-func (s *session) finish(key string, id []byte, up *upstream.Upstream, method, tool string, token []byte, r upstream.Reply, err error) {
+func (s *session) finish(key string, id []byte, up *upstream.Upstream, method, tool string, token []byte, r upstream.Reply, err error, start time.Time) {
 	cancelled := s.untrack(key)
 	s.h.progress.release(token)
+	s.h.metrics.call(up.Name(), tool, outcomeOf(cancelled, r, err), time.Since(start))
 	switch {
 	case cancelled:
 		// The client cancelled: it expects no response.
@@ -133,10 +137,30 @@ func (s *session) finish(key string, id []byte, up *upstream.Upstream, method, t
 			s.replyError(id, jsonrpc.CodeInternalError, msg, nil)
 		}
 	case r.Error != nil:
-		_ = s.out(wire.AppendErrorObject(make([]byte, 0, len(r.Error)+len(id)+40), id, r.Error))
+		s.replyErrorObject(id, r.Error)
 	default:
 		s.reply(id, r.Result)
 	}
+}
+
+// outcomeOf classifies a call for the metrics.
+func outcomeOf(cancelled bool, r upstream.Reply, err error) string {
+	var nr *upstream.NotReadyError
+	switch {
+	case cancelled:
+		return outcomeCancelled
+	case errors.As(err, &nr):
+		return outcomeUnavailable
+	case errors.Is(err, upstream.ErrTimeout):
+		return outcomeTimeout
+	case err != nil:
+		return outcomeFailed
+	case r.Error != nil:
+		return outcomeRPCError
+	case bytes.Contains(r.Result, []byte(`"isError":true`)):
+		return outcomeToolError
+	}
+	return outcomeOK
 }
 
 // callParams are the members of tools/call params the hub reads.
@@ -213,7 +237,7 @@ const reservedMetaPrefix = "io.modelcontextprotocol/"
 // rewriteMeta returns _meta for the upstream: reserved per-hop keys dropped,
 // and a progress token replaced by a hub token (tokens of different clients
 // would collide on a shared upstream). It returns the hub token, or nil.
-func (s *session) rewriteMeta(meta []byte) ([]byte, []byte, error) {
+func (s *session) rewriteMeta(meta, reqID []byte) ([]byte, []byte, error) {
 	var drop []string
 	var orig []byte
 	err := wire.Members(meta, func(k, v []byte) error {
@@ -234,7 +258,7 @@ func (s *session) rewriteMeta(meta []byte) ([]byte, []byte, error) {
 		if orig[0] != '"' && orig[0] != '-' && (orig[0] < '0' || orig[0] > '9') {
 			return nil, nil, errors.New("progressToken must be a string or a number")
 		}
-		token = s.h.progress.register(s, orig)
+		token = s.h.progress.register(s, orig, reqID)
 		set = append(set, wire.Member{Key: "progressToken", Value: token})
 	}
 	if len(drop) == 0 && set == nil {
@@ -254,10 +278,11 @@ type progressTable struct {
 
 type progressRoute struct {
 	s    *session
-	orig []byte
+	orig []byte // the client's token
+	req  []byte // raw id of the client's request
 }
 
-func (t *progressTable) register(s *session, orig []byte) []byte {
+func (t *progressTable) register(s *session, orig, req []byte) []byte {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.next++
@@ -265,7 +290,7 @@ func (t *progressTable) register(s *session, orig []byte) []byte {
 	if t.tokens == nil {
 		t.tokens = map[string]progressRoute{}
 	}
-	t.tokens[string(tok)] = progressRoute{s: s, orig: bytes.Clone(orig)}
+	t.tokens[string(tok)] = progressRoute{s: s, orig: bytes.Clone(orig), req: bytes.Clone(req)}
 	return tok
 }
 
@@ -310,7 +335,7 @@ func (h *Hub) Notification(_ *upstream.Conn, method string, params []byte, _ []b
 		}
 		out, err := wire.EditObject(params, []wire.Member{{Key: "progressToken", Value: r.orig}})
 		if err == nil {
-			r.s.notify("notifications/progress", out)
+			r.s.notify("notifications/progress", out, r.req)
 		}
 	}
 }

@@ -71,6 +71,7 @@ type Hub struct {
 
 	progress    progressTable
 	adminWrites writeLimiter
+	metrics     *metrics
 	mgrOpts     upstream.Options // the manager's effective options
 	saveKick    chan struct{}    // capacity 1: wakes saveLoop
 	wg          sync.WaitGroup   // followStore, saveLoop
@@ -150,6 +151,7 @@ func New(opts *Options) (*Hub, error) {
 		shadowed: map[string]bool{},
 		changed:  make(chan struct{}),
 		saveKick: make(chan struct{}, 1),
+		metrics:  newMetrics(),
 	}
 	uo := o.Upstream
 	uo.Logger = o.Logger
@@ -268,6 +270,7 @@ func (h *Hub) rebuildNow() {
 	h.logShadows(next)
 	h.cat.Store(&catalogState{cat: next, version: prev.version + 1})
 	h.doneGen.Store(gen)
+	h.metrics.observe(h)
 
 	h.mu.Lock()
 	close(h.changed)
@@ -279,7 +282,7 @@ func (h *Hub) rebuildNow() {
 	h.mu.Unlock()
 	if toolsChanged {
 		for _, s := range sessions {
-			s.notify("notifications/tools/list_changed", nil)
+			s.notify("notifications/tools/list_changed", nil, nil)
 		}
 	}
 }

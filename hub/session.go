@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -23,7 +25,7 @@ import (
 type session struct {
 	h      *Hub
 	id     string
-	out    func(msg []byte) error // writes one message to the client
+	out    outbox // delivers messages to the client
 	logger *slog.Logger
 
 	ctx    context.Context // ends when the session closes
@@ -36,9 +38,28 @@ type session struct {
 
 	mu        sync.Mutex // guards following
 	inflight  map[string]*call
+	sdkCalls  map[string][]byte // client requests go-sdk is handling, by canonical id
 	closed    bool
 	closeOnce sync.Once
 }
+
+// outbox delivers one message to a session's client. A transport that
+// multiplexes streams (streamable HTTP) routes by the message's relations.
+type outbox interface {
+	send(m outMsg) error
+}
+
+// outMsg is one outbound message and how it relates to client requests.
+type outMsg struct {
+	data    []byte
+	respTo  []byte // raw id of the client request this answers, or nil
+	related []byte // raw id of the client request this belongs to, or nil
+}
+
+// lineOutbox writes every message as one line (the stdio transport).
+type lineOutbox struct{ w *framing.Writer }
+
+func (o lineOutbox) send(m outMsg) error { return o.w.Write(m.data) }
 
 // call is one forwarded request in flight.
 type call struct {
@@ -47,7 +68,7 @@ type call struct {
 }
 
 // newSession registers a session and connects go-sdk's server to it.
-func (h *Hub) newSession(ctx context.Context, id string, out func([]byte) error) (*session, error) {
+func (h *Hub) newSession(ctx context.Context, id string, out outbox) (*session, error) {
 	sctx, cancel := context.WithCancel(ctx)
 	s := &session{
 		h:        h,
@@ -59,6 +80,7 @@ func (h *Hub) newSession(ctx context.Context, id string, out func([]byte) error)
 		done:     make(chan struct{}),
 		toSDK:    make(chan jsonrpc.Message, 16),
 		inflight: map[string]*call{},
+		sdkCalls: map[string][]byte{},
 	}
 	if err := h.addSession(s); err != nil {
 		cancel()
@@ -77,11 +99,12 @@ func (h *Hub) newSession(ctx context.Context, id string, out func([]byte) error)
 // MCP stdio transport) until r ends or ctx is cancelled. Only JSON-RPC
 // messages are ever written to w.
 func (h *Hub) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
-	fw := &framing.Writer{W: w}
-	s, err := h.newSession(ctx, "", fw.Write)
+	s, err := h.newSession(ctx, "", lineOutbox{&framing.Writer{W: w}})
 	if err != nil {
 		return err
 	}
+	h.metrics.sessionOpened("stdio")
+	defer h.metrics.sessionClosed("stdio")
 	defer s.close()
 	fr := framing.NewReader(r, h.opts.MaxMessageBytes)
 	lines := make(chan error, 1)
@@ -152,6 +175,12 @@ func (s *session) toSDKLine(line []byte) {
 		s.replyError(nil, jsonrpc.CodeParseError, err.Error(), nil)
 		return
 	}
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		raw := rawID(req.ID)
+		s.mu.Lock()
+		s.sdkCalls[canonicalID(raw)] = raw
+		s.mu.Unlock()
+	}
 	select {
 	case s.toSDK <- msg:
 	case <-s.done:
@@ -175,18 +204,25 @@ func (s *session) listTools(m wire.Message) {
 
 func (s *session) reply(id, result []byte) {
 	buf := make([]byte, 0, len(result)+len(id)+40)
-	_ = s.out(wire.AppendResult(buf, id, result))
+	_ = s.out.send(outMsg{data: wire.AppendResult(buf, id, result), respTo: id})
 }
 
 func (s *session) replyError(id []byte, code int64, msg string, data []byte) {
-	_ = s.out(wire.AppendError(nil, id, code, msg, data))
+	_ = s.out.send(outMsg{data: wire.AppendError(nil, id, code, msg, data), respTo: id})
 }
 
-func (s *session) notify(method string, params []byte) {
+func (s *session) replyErrorObject(id, errObj []byte) {
+	buf := make([]byte, 0, len(errObj)+len(id)+40)
+	_ = s.out.send(outMsg{data: wire.AppendErrorObject(buf, id, errObj), respTo: id})
+}
+
+// notify sends a notification; related is the client request it belongs to
+// (nil for none).
+func (s *session) notify(method string, params, related []byte) {
 	if s.ss == nil || s.ss.InitializeParams() == nil {
 		return // not initialized yet: it will list anyway
 	}
-	_ = s.out(wire.AppendNotification(nil, method, params))
+	_ = s.out.send(outMsg{data: wire.AppendNotification(nil, method, params), related: related})
 }
 
 // track records a forwarded request; it refuses an id already in flight.
@@ -234,7 +270,7 @@ func (s *session) cancelCall(params []byte) bool {
 		return false
 	}
 	s.mu.Lock()
-	c := s.inflight[string(v)]
+	c := s.inflight[canonicalID(v)]
 	var cancel func()
 	if c != nil {
 		c.cancelled = true
@@ -289,7 +325,24 @@ func (c sdkConn) Write(_ context.Context, m jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
-	return c.s.out(b)
+	o := outMsg{data: b}
+	if resp, ok := m.(*jsonrpc.Response); ok {
+		o.respTo = rawID(resp.ID)
+		c.s.mu.Lock()
+		delete(c.s.sdkCalls, canonicalID(o.respTo))
+		c.s.mu.Unlock()
+	} else {
+		// go-sdk does not say which request a message it sends belongs to;
+		// when it handles exactly one, it is that one.
+		c.s.mu.Lock()
+		if len(c.s.sdkCalls) == 1 {
+			for _, raw := range c.s.sdkCalls {
+				o.related = raw
+			}
+		}
+		c.s.mu.Unlock()
+	}
+	return c.s.out.send(o)
 }
 
 func (c sdkConn) Close() error {
@@ -298,3 +351,30 @@ func (c sdkConn) Close() error {
 }
 
 func (c sdkConn) SessionID() string { return c.s.id }
+
+// rawID returns the JSON encoding of a go-sdk request id.
+func rawID(id jsonrpc.ID) []byte {
+	switch v := id.Raw().(type) {
+	case string:
+		return wire.AppendString(nil, v)
+	case int64:
+		return strconv.AppendInt(nil, v, 10)
+	}
+	return []byte("null")
+}
+
+// canonicalID returns a map key equal for every encoding of the same id
+// ("1", "1.0"; "\u0061" and "a").
+func canonicalID(raw []byte) string {
+	raw = wire.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '"' {
+		if s, err := wire.String(raw); err == nil {
+			return "s:" + s
+		}
+		return "r:" + string(raw)
+	}
+	if f, err := strconv.ParseFloat(string(raw), 64); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+		return "n:" + strconv.FormatInt(int64(f), 10)
+	}
+	return "r:" + string(raw)
+}

@@ -53,6 +53,16 @@ type Config struct {
 	AdminTools      string
 	AdminApproval   string
 
+	HTTPListen         string
+	HTTPToken          string
+	HTTPNoAuth         bool
+	HTTPAllowRemote    bool
+	HTTPAllowedHosts   []string
+	HTTPAllowedOrigins []string
+	HTTPMaxSessions    int
+	HTTPSessionIdle    time.Duration
+	HTTPMaxBodyBytes   int
+
 	// Servers are the upstreams the file declares, sorted by name.
 	Servers []ServerConfig
 }
@@ -123,6 +133,16 @@ var configKeys = []configKey{
 	{Key: "admin", Kind: kSection},
 	{Key: "admin.tools", Kind: kString, Default: "on", Doc: "hub_* admin tools for clients: on, read-only (list and get only) or off", Enum: []string{"on", "read-only", "off"}},
 	{Key: "admin.approval", Kind: kString, Default: "ask", Doc: "ask: nothing a client registers runs before a person approves its exact launch spec (in the client, or with mcp-hub approve); auto: approve everything (dangerous: a prompt-injected model could run any command)", Enum: []string{"ask", "auto"}},
+	{Key: "http", Kind: kSection},
+	{Key: "http.listen", Kind: kString, Doc: "serve MCP over HTTP on this address (host:port), as --http does; empty: stdio only"},
+	{Key: "http.token", Kind: kString, Doc: "bearer token clients must send; may be \"${VAR}\" or \"file:<path>\"; empty: generated once into <dataDir>/http-token"},
+	{Key: "http.noAuth", Kind: kBool, Default: "false", Doc: "no token (for tools that cannot send headers); loopback addresses only; Host and Origin checks stay on"},
+	{Key: "http.allowRemote", Kind: kBool, Default: "false", Doc: "allow a non-loopback listen address (then a token is mandatory)"},
+	{Key: "http.allowedHosts", Kind: kStrings, Doc: "Host names accepted besides localhost, 127.0.0.1 and ::1 (DNS-rebinding protection)"},
+	{Key: "http.allowedOrigins", Kind: kStrings, Doc: "browser Origins (scheme://host[:port]) accepted besides loopback ones"},
+	{Key: "http.maxSessions", Kind: kInt, Default: "64", Doc: "concurrent client sessions; more get 503"},
+	{Key: "http.sessionIdleTimeout", Kind: kDuration, Default: "30m", Doc: "close client sessions idle this long"},
+	{Key: "http.maxBodyBytes", Kind: kInt, Default: "16777216", Doc: "largest request body; larger gets 413"},
 	{Key: "env", Kind: kSection},
 	{Key: "env.inherit", Kind: kStrings, Default: "[]", Doc: "extra variables stdio upstreams inherit from the hub (besides PATH, HOME, USER, LANG, LC_*, TMPDIR, …)"},
 	{Key: "mcpServers", Kind: kSection, Doc: "the upstreams, by name (the Claude Desktop shape; \"servers\" is accepted too)"},
@@ -173,11 +193,14 @@ func (e *ConfigError) Error() string {
 
 // flagKeys maps command-line flags to config keys.
 var flagKeys = map[string]string{
-	"data-dir":        "dataDir",
-	"log-level":       "logLevel",
-	"log-format":      "logFormat",
-	"catalog-policy":  "catalog.policy",
-	"first-list-wait": "firstListWait",
+	"data-dir":          "dataDir",
+	"http":              "http.listen",
+	"http-no-auth":      "http.noAuth",
+	"http-allow-remote": "http.allowRemote",
+	"log-level":         "logLevel",
+	"log-format":        "logFormat",
+	"catalog-policy":    "catalog.policy",
+	"first-list-wait":   "firstListWait",
 }
 
 // addConfigFlags defines the flags every command accepts.
@@ -343,6 +366,15 @@ func decodeConfig(file string, raw map[string]any) (*Config, error) {
 	c.InheritEnv = d.strs("env.inherit")
 	c.AdminTools = d.str("admin.tools")
 	c.AdminApproval = d.str("admin.approval")
+	c.HTTPListen = d.str("http.listen")
+	c.HTTPToken = d.str("http.token")
+	c.HTTPNoAuth = d.bool("http.noAuth")
+	c.HTTPAllowRemote = d.bool("http.allowRemote")
+	c.HTTPAllowedHosts = d.strs("http.allowedHosts")
+	c.HTTPAllowedOrigins = d.strs("http.allowedOrigins")
+	c.HTTPMaxSessions = d.int("http.maxSessions")
+	c.HTTPSessionIdle = d.dur("http.sessionIdleTimeout")
+	c.HTTPMaxBodyBytes = d.int("http.maxBodyBytes")
 	if d.err != nil {
 		return nil, d.err
 	}
@@ -648,6 +680,14 @@ func (d *decoder) float(key string) float64 {
 	}
 	f, _ := strconv.ParseFloat(d.def(key), 64)
 	return f
+}
+
+func (d *decoder) bool(key string) bool {
+	if v, ok := d.get(key); ok {
+		return v.(bool)
+	}
+	b, _ := strconv.ParseBool(d.def(key))
+	return b
 }
 
 func (d *decoder) strs(key string) []string {

@@ -17,11 +17,14 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -135,6 +138,10 @@ func (e *cmdEnv) parse(fs *pflag.FlagSet) (cfg *Config, code int, ok bool) {
 func serve(ctx context.Context, e *cmdEnv) int {
 	fs := e.flags("[flags]")
 	showVersion := fs.Bool("version", false, "print version information and exit")
+	fs.String("http", "", "also serve MCP over HTTP on this address, e.g. 127.0.0.1:7411 (streamable HTTP at /mcp, legacy SSE at /sse)")
+	stdioToo := fs.Bool("stdio", false, "with --http: serve stdio as well")
+	fs.Bool("http-no-auth", false, "with --http: no bearer token (loopback only; for tools that cannot send headers)")
+	fs.Bool("http-allow-remote", false, "with --http: allow a non-loopback address (a token is then mandatory)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file (for development)")
 	_ = fs.MarkHidden("cpuprofile")
 	if e.name == "" {
@@ -177,6 +184,18 @@ func serve(ctx context.Context, e *cmdEnv) int {
 			f.Close()
 		}()
 	}
+	var (
+		ln    net.Listener
+		hopts *hub.HTTPOptions
+	)
+	if cfg.HTTPListen != "" {
+		if ln, hopts, err = httpSetup(cfg, e.stderr, logger); err != nil {
+			fmt.Fprintln(e.stderr, "mcp-hub:", err)
+			return exitConfig
+		}
+		defer ln.Close()
+	}
+	serveStdio := cfg.HTTPListen == "" || *stdioToo
 	st, err := openStore(ctx, cfg)
 	if err != nil {
 		logger.Error("start", "err", err)
@@ -197,29 +216,59 @@ func serve(ctx context.Context, e *cmdEnv) int {
 		h.Close()
 		return exitFail
 	}
-	logger.Info("mcp-hub serving on stdio", "config", cfg.File, "store", st.Path(), "version", version())
 
-	for _, s := range []any{e.stdin, e.stdout} {
-		if f, ok := s.(*os.File); ok {
-			framing.GrowPipe(f)
-		}
-	}
 	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	serveErr := h.ServeStdio(sctx, e.stdin, e.stdout)
+	runCtx, endRun := context.WithCancel(sctx)
+	defer endRun()
+	var wg sync.WaitGroup
+	var httpErr error
+	if ln != nil {
+		handler, err := h.HTTPHandler(hopts)
+		if err != nil {
+			logger.Error("start", "err", err)
+			h.Close()
+			return exitFail
+		}
+		base := "http://" + ln.Addr().String()
+		logger.Info("mcp-hub serving HTTP", "streamable", base+"/mcp", "sse", base+"/sse", "store", st.Path(), "version", version())
+		wg.Go(func() {
+			httpErr = serveHTTP(runCtx, ln, handler, logger)
+			endRun()
+		})
+	}
+	var serveErr error
+	if serveStdio {
+		logger.Info("mcp-hub serving on stdio", "config", cfg.File, "store", st.Path(), "version", version())
+		for _, s := range []any{e.stdin, e.stdout} {
+			if f, ok := s.(*os.File); ok {
+				framing.GrowPipe(f)
+			}
+		}
+		serveErr = h.ServeStdio(runCtx, e.stdin, e.stdout)
+		if serveErr == nil {
+			logger.Info("client closed stdin; shutting down")
+		}
+	} else {
+		<-runCtx.Done()
+	}
 	switch {
-	case serveErr == nil:
-		logger.Info("client closed stdin; shutting down")
 	case sctx.Err() != nil && ctx.Err() == nil:
 		logger.Info("signal received; shutting down")
 		serveErr = nil
-	default:
+	case errors.Is(serveErr, context.Canceled):
+		serveErr = nil
+	case serveErr != nil:
 		logger.Error("serve", "err", serveErr)
 	}
-	if !closeWithin(h, shutdownLimit, logger) {
+	endRun()
+	ok := closeWithin(h, shutdownLimit, logger)
+	wg.Wait()
+	if httpErr != nil && !errors.Is(httpErr, http.ErrServerClosed) {
+		logger.Error("http", "err", httpErr)
 		return exitFail
 	}
-	if serveErr != nil {
+	if !ok || serveErr != nil {
 		return exitFail
 	}
 	return exitOK

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/persist"
+	"github.com/mcp-hub/mcp-hub/upstream"
+)
+
+// tokenFile is where a generated HTTP token lives, in the data dir.
+const tokenFile = "http-token"
+
+// httpSetup checks the HTTP settings and returns the listener and the front's
+// options. A non-loopback address needs http.allowRemote and a token; no-auth
+// is for loopback only.
+func httpSetup(cfg *Config, stderr io.Writer, logger *slog.Logger) (net.Listener, *hub.HTTPOptions, error) {
+	host, _, err := net.SplitHostPort(cfg.HTTPListen)
+	if err != nil {
+		return nil, nil, fmt.Errorf("http.listen %q: want host:port, e.g. 127.0.0.1:7411", cfg.HTTPListen)
+	}
+	loopback := host == "localhost"
+	if ip := net.ParseIP(host); ip != nil {
+		loopback = ip.IsLoopback()
+	}
+	if !loopback && !cfg.HTTPAllowRemote {
+		return nil, nil, fmt.Errorf("http.listen %q is not a loopback address: any machine that reaches it could use your MCP servers; "+
+			"bind 127.0.0.1, or pass --http-allow-remote (with a token) if you mean it", cfg.HTTPListen)
+	}
+	if cfg.HTTPNoAuth && !loopback {
+		return nil, nil, fmt.Errorf("--http-no-auth is only allowed on a loopback address (http.listen is %q)", cfg.HTTPListen)
+	}
+	opts := &hub.HTTPOptions{
+		NoAuth:             cfg.HTTPNoAuth,
+		AllowedHosts:       cfg.HTTPAllowedHosts,
+		AllowedOrigins:     cfg.HTTPAllowedOrigins,
+		MaxSessions:        cfg.HTTPMaxSessions,
+		SessionIdleTimeout: cfg.HTTPSessionIdle,
+		MaxBodyBytes:       int64(cfg.HTTPMaxBodyBytes),
+	}
+	if !loopback && host != "" && host != "0.0.0.0" && host != "::" {
+		opts.AllowedHosts = append(opts.AllowedHosts, host)
+	}
+	if cfg.HTTPNoAuth {
+		logger.Warn("HTTP authentication is OFF (--http-no-auth): any local process can use the hub; Host and Origin checks stay on")
+	} else {
+		if opts.Token, err = httpToken(cfg, stderr); err != nil {
+			return nil, nil, err
+		}
+	}
+	ln, err := net.Listen("tcp", cfg.HTTPListen)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listen on %s: %w", cfg.HTTPListen, err)
+	}
+	return ln, opts, nil
+}
+
+// httpToken returns the configured token, or the one in <data dir>/http-token,
+// generating it (256 bits, file mode 0600) and printing it once on first use.
+func httpToken(cfg *Config, stderr io.Writer) (string, error) {
+	if cfg.HTTPToken != "" {
+		tok, err := upstream.ResolveValue(cfg.HTTPToken, os.LookupEnv)
+		if err != nil {
+			return "", fmt.Errorf("http.token: %w", err)
+		}
+		if len(tok) < 16 {
+			return "", errors.New("http.token: use at least 16 characters")
+		}
+		return tok, nil
+	}
+	dir := cfg.DataDir
+	if dir == "" {
+		d, err := persist.DefaultDir()
+		if err != nil {
+			return "", err
+		}
+		dir = d
+	}
+	path := filepath.Join(dir, tokenFile)
+	b, err := os.ReadFile(path)
+	if err == nil {
+		if tok := strings.TrimSpace(string(b)); tok != "" {
+			return tok, nil
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return "", err
+	}
+	tok := hex.EncodeToString(raw)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) { // another hub won the race
+		return httpToken(cfg, stderr)
+	}
+	if err != nil {
+		return "", fmt.Errorf("create %s: %w", path, err)
+	}
+	if _, err := f.WriteString(tok + "\n"); err != nil {
+		f.Close()
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(stderr, "mcp-hub: generated the HTTP bearer token (kept in %s, mode 0600):\n\n    %s\n\nClients send it as: Authorization: Bearer <token>\n\n", path, tok)
+	return tok, nil
+}
+
+// serveHTTP runs the HTTP server until ctx ends, then shuts it down.
+func serveHTTP(ctx context.Context, ln net.Listener, handler http.Handler, logger *slog.Logger) error {
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	<-errc
+	return nil
+}

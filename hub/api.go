@@ -1,0 +1,132 @@
+package hub
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+)
+
+// The admin REST API (seed 000's surface) runs the same operations as the
+// hub_* tools:
+//
+//	GET    /api/servers                    list
+//	POST   /api/servers                    register (body: hub_add_server's arguments)
+//	GET    /api/servers/{name}             show
+//	PUT    /api/servers/{name}             change (body: hub_update_server's arguments)
+//	DELETE /api/servers/{name}             remove
+//	POST   /api/servers/{name}/connect     connect now
+//	POST   /api/servers/{name}/disconnect  disconnect and keep down
+//	POST   /api/servers/{name}/restart     restart now
+//	POST   /api/servers/{name}/approve     approve what it runs
+//
+// Errors are {"error": CODE, "message": …, "server": name, "timestamp": …}.
+func (f *httpFront) adminRoutes(mux *http.ServeMux) {
+	h := f.h
+	const who = "api"
+	mux.HandleFunc("GET /api/servers", func(w http.ResponseWriter, r *http.Request) {
+		res, err := h.opList(r.Context())
+		writeAPI(w, http.StatusOK, "", res, err)
+	})
+	mux.HandleFunc("POST /api/servers", func(w http.ResponseWriter, r *http.Request) {
+		args, ok := f.apiArgs(w, r, "", "hub_add_server")
+		if !ok {
+			return
+		}
+		res, err := h.opAdd(r.Context(), who, args, h.noApprover)
+		writeAPI(w, http.StatusCreated, argString(args, "name"), res, err)
+	})
+	mux.HandleFunc("GET /api/servers/{name}", func(w http.ResponseWriter, r *http.Request) {
+		res, err := h.opGet(r.Context(), r.PathValue("name"))
+		writeAPI(w, http.StatusOK, r.PathValue("name"), res, err)
+	})
+	mux.HandleFunc("PUT /api/servers/{name}", func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("name")
+		args, ok := f.apiArgs(w, r, name, "hub_update_server")
+		if !ok {
+			return
+		}
+		res, err := h.opUpdate(r.Context(), who, args, h.noApprover)
+		writeAPI(w, http.StatusOK, name, res, err)
+	})
+	mux.HandleFunc("DELETE /api/servers/{name}", func(w http.ResponseWriter, r *http.Request) {
+		res, err := h.opRemove(r.Context(), who, r.PathValue("name"))
+		writeAPI(w, http.StatusOK, r.PathValue("name"), res, err)
+	})
+	for _, verb := range []string{"connect", "disconnect", "restart"} {
+		mux.HandleFunc("POST /api/servers/{name}/"+verb, func(w http.ResponseWriter, r *http.Request) {
+			res, err := h.opLifecycle(r.Context(), who, r.PathValue("name"), verb)
+			writeAPI(w, http.StatusOK, r.PathValue("name"), res, err)
+		})
+	}
+	mux.HandleFunc("POST /api/servers/{name}/approve", func(w http.ResponseWriter, r *http.Request) {
+		res, err := h.opApprove(r.Context(), who, r.PathValue("name"))
+		writeAPI(w, http.StatusOK, r.PathValue("name"), res, err)
+	})
+}
+
+// apiArgs reads a JSON object body and checks it against the schema of the
+// admin tool with the same job. name, from the path, fills in "name".
+func (f *httpFront) apiArgs(w http.ResponseWriter, r *http.Request, name, tool string) (map[string]json.RawMessage, bool) {
+	body, ok := f.readBody(w, r)
+	if !ok {
+		return nil, false
+	}
+	var schema map[string]any
+	for _, t := range f.h.adminTools() {
+		if t.tool.Name == tool {
+			schema = t.tool.InputSchema.(map[string]any)
+		}
+	}
+	if schema == nil {
+		writeAPI(w, 0, name, adminResult{}, &adminError{http.StatusForbidden, "ADMIN_DISABLED", "admin changes are turned off (admin.tools)"})
+		return nil, false
+	}
+	var probe any
+	if err := json.Unmarshal(body, &probe); err != nil {
+		writeAPI(w, 0, name, adminResult{}, errInvalid("the body is not valid JSON: %v", err))
+		return nil, false
+	}
+	if _, isObj := probe.(map[string]any); !isObj {
+		writeAPI(w, 0, name, adminResult{}, errInvalid("the body must be a JSON object"))
+		return nil, false
+	}
+	if name != "" {
+		var m map[string]json.RawMessage
+		_ = json.Unmarshal(body, &m)
+		if v, ok := m["name"]; ok && string(v) != `"`+name+`"` {
+			writeAPI(w, 0, name, adminResult{}, errInvalid("name: the body names another server than the path"))
+			return nil, false
+		}
+		b, _ := json.Marshal(name)
+		m["name"] = b
+		body, _ = json.Marshal(m)
+	}
+	args, err := decodeArgs(body, schema)
+	if err != nil {
+		writeAPI(w, 0, name, adminResult{}, errInvalid("%s", err.Error()))
+		return nil, false
+	}
+	return args, true
+}
+
+// writeAPI writes an operation's data, or its error in seed 002's shape.
+func writeAPI(w http.ResponseWriter, okStatus int, server string, res adminResult, err error) {
+	w.Header().Set("Content-Type", "application/json")
+	if err != nil {
+		ae := &adminError{http.StatusInternalServerError, "INTERNAL", err.Error()}
+		errors.As(err, &ae)
+		w.WriteHeader(ae.status)
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"error": ae.code, "message": ae.msg, "server": server, "timestamp": time.Now().UTC().Format(time.RFC3339),
+		})
+		return
+	}
+	data := res.data
+	if data == nil {
+		data = map[string]any{}
+	}
+	data["message"] = res.text
+	w.WriteHeader(okStatus)
+	_ = json.NewEncoder(w).Encode(data)
+}

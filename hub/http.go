@@ -1,0 +1,760 @@
+package hub
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/wire"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// HTTPOptions configures the hub's HTTP front. A zero field selects the
+// default in its comment.
+type HTTPOptions struct {
+	// Token is the bearer token every request must carry. Empty requires
+	// NoAuth.
+	Token string
+	// NoAuth turns the token off (for tools that cannot send headers). Host
+	// and Origin checks stay on.
+	NoAuth bool
+	// AllowedHosts are Host names accepted besides localhost, 127.0.0.1 and
+	// ::1 (DNS-rebinding protection).
+	AllowedHosts []string
+	// AllowedOrigins are Origins (scheme://host[:port]) accepted besides
+	// loopback ones. A request without Origin is accepted.
+	AllowedOrigins []string
+	// MaxBodyBytes caps a request body (16 MiB).
+	MaxBodyBytes int64
+	// MaxSessions caps concurrent client sessions (64); more get 503.
+	MaxSessions int
+	// SessionIdleTimeout closes sessions idle this long (30m).
+	SessionIdleTimeout time.Duration
+	// KeepAlive is how often idle SSE streams get a comment line (15s).
+	KeepAlive time.Duration
+	// ProtocolVersions are the MCP-Protocol-Version header values accepted.
+	ProtocolVersions []string
+}
+
+// httpFront serves MCP over streamable HTTP (/mcp) and legacy SSE (/sse),
+// the operations endpoints and the admin API.
+type httpFront struct {
+	h         *Hub
+	opts      HTTPOptions
+	tokenHash [32]byte
+	logger    *slog.Logger
+	mux       *http.ServeMux
+
+	mu       sync.Mutex // guards following
+	sessions map[string]*httpSession
+}
+
+// HTTPHandler returns an http.Handler serving the hub: streamable HTTP MCP at
+// /mcp, legacy SSE at /sse (messages POSTed to /message), /healthz,
+// /readyz, /metrics and the admin API under /api/servers. Every route but
+// /healthz requires the bearer token (unless NoAuth), and every route checks
+// Host and Origin.
+func (h *Hub) HTTPHandler(opts *HTTPOptions) (http.Handler, error) {
+	var o HTTPOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Token == "" && !o.NoAuth {
+		return nil, errors.New("http: a token is required unless NoAuth is set")
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = 16 << 20
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = 64
+	}
+	if o.SessionIdleTimeout <= 0 {
+		o.SessionIdleTimeout = 30 * time.Minute
+	}
+	if o.KeepAlive <= 0 {
+		o.KeepAlive = 15 * time.Second
+	}
+	if len(o.ProtocolVersions) == 0 {
+		o.ProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+	}
+	f := &httpFront{h: h, opts: o, tokenHash: sha256.Sum256([]byte(o.Token)), logger: h.logger.With("front", "http"),
+		sessions: map[string]*httpSession{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/mcp", f.serveStreamable)
+	mux.HandleFunc("GET /sse", f.serveSSE)
+	mux.HandleFunc("POST /message", f.serveSSEMessage)
+	mux.HandleFunc("GET /healthz", f.serveHealthz)
+	mux.HandleFunc("GET /readyz", f.serveReadyz)
+	mux.Handle("GET /metrics", h.metrics.handler())
+	f.adminRoutes(mux)
+	f.mux = mux
+	h.wg.Go(f.janitor)
+	return f, nil
+}
+
+func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if msg, ok := f.checkHost(r); !ok {
+		rpcHTTPError(w, http.StatusForbidden, msg)
+		return
+	}
+	if msg, ok := f.checkOrigin(r); !ok {
+		rpcHTTPError(w, http.StatusForbidden, msg)
+		return
+	}
+	if r.URL.Path != "/healthz" {
+		if msg, ok := f.checkToken(r); !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-hub", error="invalid_token"`)
+			rpcHTTPError(w, http.StatusUnauthorized, msg)
+			return
+		}
+	}
+	f.mux.ServeHTTP(w, r)
+}
+
+// rpcHTTPError writes an HTTP error whose body is a JSON-RPC error without
+// an id.
+func rpcHTTPError(w http.ResponseWriter, status int, msg string) {
+	code := int64(jsonrpc.CodeInvalidRequest)
+	if status >= 500 {
+		code = jsonrpc.CodeInternalError
+	}
+	body := []byte(`{"jsonrpc":"2.0","error":`)
+	body = wire.AppendErrorBody(body, code, msg, nil)
+	body = append(body, '}')
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+func isLoopbackName(host string) bool {
+	switch strings.ToLower(host) {
+	case "localhost", "127.0.0.1", "::1", "[::1]":
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// checkHost refuses requests for a Host that is not ours: a DNS-rebinding
+// attack arrives on loopback with the attacker's Host.
+func (f *httpFront) checkHost(r *http.Request) (string, bool) {
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if isLoopbackName(host) || slices.ContainsFunc(f.opts.AllowedHosts, func(a string) bool { return strings.EqualFold(a, host) }) {
+		return "", true
+	}
+	return fmt.Sprintf("host %q is not allowed", r.Host), false
+}
+
+// checkOrigin accepts requests without Origin (non-browser clients) and
+// browser requests from loopback or configured origins; duplicate and
+// "null" origins are refused.
+func (f *httpFront) checkOrigin(r *http.Request) (string, bool) {
+	vals := r.Header.Values("Origin")
+	switch {
+	case len(vals) == 0:
+		return "", true
+	case len(vals) > 1:
+		return "duplicate Origin headers", false
+	}
+	o := vals[0]
+	if o == "null" {
+		return `origin "null" is not allowed`, false
+	}
+	u, err := url.Parse(o)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return fmt.Sprintf("origin %q is not allowed", o), false
+	}
+	if isLoopbackName(u.Hostname()) || slices.ContainsFunc(f.opts.AllowedOrigins, func(a string) bool { return strings.EqualFold(strings.TrimRight(a, "/"), o) }) {
+		return "", true
+	}
+	return fmt.Sprintf("origin %q is not allowed", o), false
+}
+
+// checkToken verifies the bearer token in constant time. Tokens in the
+// query string are never accepted.
+func (f *httpFront) checkToken(r *http.Request) (string, bool) {
+	q := r.URL.Query()
+	for _, k := range []string{"token", "access_token", "auth", "key", "api_key"} {
+		if q.Has(k) {
+			return "tokens in the query string are not accepted; send Authorization: Bearer <token>", false
+		}
+	}
+	if f.opts.NoAuth {
+		return "", true
+	}
+	auth := r.Header.Get("Authorization")
+	tok, ok := strings.CutPrefix(auth, "Bearer ")
+	if !ok {
+		return "missing bearer token (Authorization: Bearer <token>)", false
+	}
+	sum := sha256.Sum256([]byte(tok))
+	if subtle.ConstantTimeCompare(sum[:], f.tokenHash[:]) != 1 {
+		return "invalid bearer token", false
+	}
+	return "", true
+}
+
+func (f *httpFront) serveHealthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain")
+	_, _ = io.WriteString(w, "ok\n")
+}
+
+func (f *httpFront) serveReadyz(w http.ResponseWriter, r *http.Request) {
+	total, connected := 0, 0
+	for _, u := range f.h.mgr.List() {
+		total++
+		if st := u.Status(); st.State == "CONNECTED" {
+			connected++
+		}
+	}
+	status, storeState := http.StatusOK, "none"
+	if st := f.h.opts.Store; st != nil {
+		storeState = "ok"
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		if _, err := st.List(ctx); err != nil {
+			storeState, status = "error: "+err.Error(), http.StatusServiceUnavailable
+		}
+		cancel()
+	}
+	body, _ := json.Marshal(map[string]any{
+		"store": storeState, "upstreams": map[string]int{"connected": connected, "total": total},
+		"ready": status == http.StatusOK,
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// httpSession is one client session over streamable HTTP or legacy SSE.
+type httpSession struct {
+	front  *httpFront
+	id     string
+	legacy bool // legacy SSE: everything goes to the one stream
+	s      *session
+
+	mu         sync.Mutex // guards following
+	pending    map[string]*postWait
+	stream     *sseStream // the standalone GET stream (or the legacy stream)
+	backlog    [][]byte   // messages waiting for a stream
+	lastActive time.Time
+	closed     bool
+}
+
+// maxBacklog bounds messages kept for a client without a GET stream.
+const maxBacklog = 256
+
+// postWait is a POST waiting for its response, and for the messages that
+// belong to its request.
+type postWait struct {
+	events chan []byte // related notifications and requests (dropped when full)
+	final  chan []byte // the response
+}
+
+// sseStream is an open text/event-stream to a client.
+type sseStream struct {
+	ch      chan []byte
+	dropped int
+}
+
+func (st *sseStream) push(b []byte) bool {
+	select {
+	case st.ch <- b:
+		return true
+	default:
+		st.dropped++
+		return false
+	}
+}
+
+func (hs *httpSession) touch() {
+	hs.mu.Lock()
+	hs.lastActive = time.Now()
+	hs.mu.Unlock()
+}
+
+// send routes a message: a response to the POST that asked, a related
+// message to that POST's stream, anything else to the standalone stream
+// (kept for a while when the client has none open).
+func (hs *httpSession) send(m outMsg) error {
+	hs.mu.Lock()
+	if hs.closed {
+		hs.mu.Unlock()
+		return errSessionClosed
+	}
+	if !hs.legacy {
+		if m.respTo != nil {
+			key := canonicalID(m.respTo)
+			if p := hs.pending[key]; p != nil {
+				delete(hs.pending, key)
+				hs.mu.Unlock()
+				p.final <- m.data
+				return nil
+			}
+		} else if m.related != nil {
+			if p := hs.pending[canonicalID(m.related)]; p != nil {
+				hs.mu.Unlock()
+				select {
+				case p.events <- m.data:
+				default: // a flood; the response still gets through
+				}
+				return nil
+			}
+		}
+		if m.respTo != nil {
+			hs.mu.Unlock()
+			return nil // its POST is gone: the client stopped waiting
+		}
+	}
+	st := hs.stream
+	if st == nil {
+		if len(hs.backlog) >= maxBacklog {
+			hs.backlog = hs.backlog[1:]
+		}
+		hs.backlog = append(hs.backlog, m.data)
+		hs.mu.Unlock()
+		return nil
+	}
+	hs.mu.Unlock()
+	if !st.push(m.data) {
+		hs.front.logger.Warn("client stream full; message dropped", "session", hs.id)
+	}
+	return nil
+}
+
+var errSessionClosed = errors.New("session closed")
+
+// newHTTPSession registers a session, or returns nil when the hub is at its
+// session limit.
+func (f *httpFront) newHTTPSession(ctx context.Context, legacy bool) (*httpSession, error) {
+	f.mu.Lock()
+	if len(f.sessions) >= f.opts.MaxSessions {
+		f.mu.Unlock()
+		return nil, errTooManySessions
+	}
+	hs := &httpSession{front: f, id: rand.Text(), legacy: legacy, pending: map[string]*postWait{}, lastActive: time.Now()}
+	f.sessions[hs.id] = hs
+	f.mu.Unlock()
+	s, err := f.h.newSession(context.WithoutCancel(ctx), hs.id, hs)
+	if err != nil {
+		f.dropSession(hs)
+		return nil, err
+	}
+	hs.s = s
+	kind := "streamable"
+	if legacy {
+		kind = "sse"
+	}
+	f.h.metrics.sessionOpened(kind)
+	return hs, nil
+}
+
+var errTooManySessions = errors.New("too many sessions")
+
+func (f *httpFront) session(id string) *httpSession {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.sessions[id]
+}
+
+func (f *httpFront) dropSession(hs *httpSession) {
+	f.mu.Lock()
+	_, was := f.sessions[hs.id]
+	delete(f.sessions, hs.id)
+	f.mu.Unlock()
+	hs.mu.Lock()
+	hs.closed = true
+	pending := hs.pending
+	hs.pending = map[string]*postWait{}
+	hs.mu.Unlock()
+	for _, p := range pending {
+		close(p.final)
+	}
+	if hs.s != nil {
+		hs.s.close()
+	}
+	if was && hs.s != nil {
+		kind := "streamable"
+		if hs.legacy {
+			kind = "sse"
+		}
+		f.h.metrics.sessionClosed(kind)
+	}
+}
+
+// janitor closes sessions idle for longer than the idle timeout. It exits
+// when the hub closes (then every session is closed).
+func (f *httpFront) janitor() {
+	t := time.NewTicker(min(f.opts.SessionIdleTimeout/4, time.Minute))
+	defer t.Stop()
+	for {
+		select {
+		case <-f.h.stop:
+			f.mu.Lock()
+			all := make([]*httpSession, 0, len(f.sessions))
+			for _, hs := range f.sessions {
+				all = append(all, hs)
+			}
+			f.mu.Unlock()
+			for _, hs := range all {
+				f.dropSession(hs)
+			}
+			return
+		case <-t.C:
+		}
+		f.mu.Lock()
+		var idle []*httpSession
+		for _, hs := range f.sessions {
+			hs.mu.Lock()
+			busy := hs.stream != nil || len(hs.pending) > 0
+			if !busy && time.Since(hs.lastActive) > f.opts.SessionIdleTimeout {
+				idle = append(idle, hs)
+			}
+			hs.mu.Unlock()
+		}
+		f.mu.Unlock()
+		for _, hs := range idle {
+			f.logger.Info("closing idle session", "session", hs.id)
+			f.dropSession(hs)
+		}
+	}
+}
+
+// readBody reads a request body up to the cap; too large is 413.
+func (f *httpFront) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, f.opts.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			rpcHTTPError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", f.opts.MaxBodyBytes))
+		} else {
+			rpcHTTPError(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())
+		}
+		return nil, false
+	}
+	return body, true
+}
+
+// serveStreamable implements the streamable HTTP transport on /mcp.
+func (f *httpFront) serveStreamable(w http.ResponseWriter, r *http.Request) {
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !slices.Contains(f.opts.ProtocolVersions, v) {
+		rpcHTTPError(w, http.StatusBadRequest, fmt.Sprintf("unsupported MCP-Protocol-Version %q (supported: %s)", v, strings.Join(f.opts.ProtocolVersions, ", ")))
+		return
+	}
+	sid := r.Header.Get("Mcp-Session-Id")
+	if sid != "" && !validSessionID(sid) {
+		rpcHTTPError(w, http.StatusBadRequest, "malformed Mcp-Session-Id")
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		f.streamablePost(w, r, sid)
+	case http.MethodGet:
+		f.streamableGet(w, r, sid)
+	case http.MethodDelete:
+		hs := f.session(sid)
+		if hs == nil || hs.legacy {
+			rpcHTTPError(w, http.StatusNotFound, "unknown session")
+			return
+		}
+		f.dropSession(hs)
+		w.WriteHeader(http.StatusOK)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		rpcHTTPError(w, http.StatusMethodNotAllowed, "method not allowed")
+	}
+}
+
+// validSessionID: visible ASCII only (0x21–0x7E), bounded.
+func validSessionID(s string) bool {
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *httpFront) streamablePost(w http.ResponseWriter, r *http.Request, sid string) {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
+		rpcHTTPError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+		return
+	}
+	body, ok := f.readBody(w, r)
+	if !ok {
+		return
+	}
+	m, err := wire.Parse(body)
+	if err != nil {
+		code := int64(jsonrpc.CodeParseError)
+		if errors.Is(err, wire.ErrEnvelope) || errors.Is(err, wire.ErrBatch) {
+			code = jsonrpc.CodeInvalidRequest
+		}
+		out := wire.AppendError(nil, nil, code, err.Error(), nil)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write(out)
+		return
+	}
+	var hs *httpSession
+	switch {
+	case sid == "" && m.Method == "initialize":
+		if hs, err = f.newHTTPSession(r.Context(), false); err != nil {
+			if errors.Is(err, errTooManySessions) {
+				w.Header().Set("Retry-After", "5")
+				rpcHTTPError(w, http.StatusServiceUnavailable, "the hub has too many sessions; try again shortly")
+				return
+			}
+			rpcHTTPError(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		w.Header().Set("Mcp-Session-Id", hs.id)
+	case sid == "":
+		rpcHTTPError(w, http.StatusBadRequest, "missing Mcp-Session-Id (initialize first)")
+		return
+	default:
+		if hs = f.session(sid); hs == nil || hs.legacy {
+			rpcHTTPError(w, http.StatusNotFound, "unknown or expired session")
+			return
+		}
+	}
+	hs.touch()
+	if !m.IsRequest() {
+		hs.s.handle(body)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	p := &postWait{events: make(chan []byte, 64), final: make(chan []byte, 1)}
+	key := canonicalID(m.ID)
+	hs.mu.Lock()
+	if _, dup := hs.pending[key]; dup {
+		hs.mu.Unlock()
+		rpcHTTPError(w, http.StatusBadRequest, "a request with this id is already in flight")
+		return
+	}
+	hs.pending[key] = p
+	hs.mu.Unlock()
+	hs.s.handle(body)
+	f.awaitResponse(w, r, hs, key, p)
+}
+
+// awaitResponse answers a POSTed request: as JSON when the response comes
+// first, as an SSE stream when messages of the request come before it.
+func (f *httpFront) awaitResponse(w http.ResponseWriter, r *http.Request, hs *httpSession, key string, p *postWait) {
+	defer func() {
+		hs.mu.Lock()
+		if hs.pending[key] == p {
+			delete(hs.pending, key)
+		}
+		hs.mu.Unlock()
+		hs.touch()
+	}()
+	var flusher http.Flusher
+	streaming := false
+	for {
+		select {
+		case ev := <-p.events:
+			if !streaming {
+				streaming = true
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.Header().Set("Cache-Control", "no-cache")
+				w.WriteHeader(http.StatusOK)
+				flusher, _ = w.(http.Flusher)
+			}
+			writeEvent(w, ev)
+			if flusher != nil {
+				flusher.Flush()
+			}
+		case data, ok := <-p.final:
+			if !ok {
+				if !streaming {
+					rpcHTTPError(w, http.StatusNotFound, "the session closed")
+				}
+				return
+			}
+			// Messages that came before the response go first.
+			for drained := false; !drained; {
+				select {
+				case ev := <-p.events:
+					if !streaming {
+						streaming = true
+						w.Header().Set("Content-Type", "text/event-stream")
+						w.Header().Set("Cache-Control", "no-cache")
+						w.WriteHeader(http.StatusOK)
+						flusher, _ = w.(http.Flusher)
+					}
+					writeEvent(w, ev)
+				default:
+					drained = true
+				}
+			}
+			if streaming {
+				writeEvent(w, data)
+				if flusher != nil {
+					flusher.Flush()
+				}
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+			w.WriteHeader(http.StatusOK)
+			_, _ = w.Write(data)
+			return
+		case <-r.Context().Done():
+			// The client went away. Its request keeps running (a
+			// disconnect is not a cancellation); the response is dropped.
+			return
+		}
+	}
+}
+
+func writeEvent(w io.Writer, data []byte) {
+	buf := make([]byte, 0, len(data)+24)
+	buf = append(buf, "event: message\ndata: "...)
+	buf = append(buf, data...)
+	buf = append(buf, "\n\n"...)
+	_, _ = w.Write(buf)
+}
+
+// streamableGet opens the standalone stream of server-initiated messages.
+func (f *httpFront) streamableGet(w http.ResponseWriter, r *http.Request, sid string) {
+	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		rpcHTTPError(w, http.StatusNotAcceptable, "GET needs Accept: text/event-stream")
+		return
+	}
+	hs := f.session(sid)
+	if sid == "" || hs == nil || hs.legacy {
+		rpcHTTPError(w, http.StatusNotFound, "unknown or expired session")
+		return
+	}
+	st := &sseStream{ch: make(chan []byte, 1024)}
+	hs.mu.Lock()
+	if hs.stream != nil {
+		hs.mu.Unlock()
+		rpcHTTPError(w, http.StatusConflict, "this session already has an open event stream")
+		return
+	}
+	hs.stream = st
+	backlog := hs.backlog
+	hs.backlog = nil
+	hs.mu.Unlock()
+	defer func() {
+		hs.mu.Lock()
+		if hs.stream == st {
+			hs.stream = nil
+		}
+		hs.lastActive = time.Now()
+		hs.mu.Unlock()
+	}()
+	f.pumpStream(w, r, hs, st, backlog, nil)
+}
+
+// pumpStream writes a stream's messages (after backlog and a first event)
+// and keep-alive comments until the client or the session goes away.
+func (f *httpFront) pumpStream(w http.ResponseWriter, r *http.Request, hs *httpSession, st *sseStream, backlog [][]byte, first func(io.Writer)) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	flush := func() {
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	if first != nil {
+		first(w)
+	}
+	for _, b := range backlog {
+		writeEvent(w, b)
+	}
+	flush()
+	tick := time.NewTicker(f.opts.KeepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case b := <-st.ch:
+			writeEvent(w, b)
+			for more := true; more; { // batch what is queued into one flush
+				select {
+				case b := <-st.ch:
+					writeEvent(w, b)
+				default:
+					more = false
+				}
+			}
+			flush()
+		case <-tick.C:
+			_, _ = io.WriteString(w, ": keep-alive\n\n")
+			flush()
+		case <-r.Context().Done():
+			return
+		case <-hs.s.done:
+			return
+		}
+	}
+}
+
+// serveSSE implements the legacy HTTP+SSE transport: the GET stream is the
+// session; messages are POSTed to /message?sessionId=….
+func (f *httpFront) serveSSE(w http.ResponseWriter, r *http.Request) {
+	hs, err := f.newHTTPSession(r.Context(), true)
+	if err != nil {
+		if errors.Is(err, errTooManySessions) {
+			w.Header().Set("Retry-After", "5")
+			rpcHTTPError(w, http.StatusServiceUnavailable, "the hub has too many sessions; try again shortly")
+			return
+		}
+		rpcHTTPError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	defer f.dropSession(hs)
+	st := &sseStream{ch: make(chan []byte, 4096)}
+	hs.mu.Lock()
+	hs.stream = st
+	backlog := hs.backlog
+	hs.backlog = nil
+	hs.mu.Unlock()
+	endpoint := "/message?sessionId=" + url.QueryEscape(hs.id)
+	f.pumpStream(w, r, hs, st, backlog, func(w io.Writer) {
+		_, _ = io.WriteString(w, "event: endpoint\ndata: "+endpoint+"\n\n")
+	})
+}
+
+func (f *httpFront) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
+	hs := f.session(r.URL.Query().Get("sessionId"))
+	if hs == nil || !hs.legacy {
+		rpcHTTPError(w, http.StatusNotFound, "unknown or expired session")
+		return
+	}
+	body, ok := f.readBody(w, r)
+	if !ok {
+		return
+	}
+	if _, err := wire.Parse(body); err != nil {
+		rpcHTTPError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	hs.touch()
+	hs.s.handle(body)
+	w.WriteHeader(http.StatusAccepted)
+}
