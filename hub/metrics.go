@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mcp-hub/mcp-hub/upstream"
@@ -58,7 +59,7 @@ func newMetrics() *metrics {
 		}, []string{"upstream", "state"}),
 	}
 	m.reg.MustRegister(m.calls, m.latency, m.sessions, m.catalog, m.shadowed, m.upstreams,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 

@@ -304,7 +304,6 @@ func TestKeepAliveDetectsDeath(t *testing.T) {
 	}
 }
 
-
 // eventually polls cond until it holds or d passes.
 func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
