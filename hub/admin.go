@@ -515,6 +515,10 @@ func (h *Hub) opAdd(ctx context.Context, who string, args map[string]json.RawMes
 	if err := validateSpec(&spec); err != nil {
 		return adminResult{}, err
 	}
+	if h.isLocal(spec.Name) {
+		return adminResult{}, &adminError{http.StatusConflict, "ALREADY_EXISTS", fmt.Sprintf(
+			"name: %q is taken by an MCP server the program embedding the hub added", spec.Name)}
+	}
 	if existing, err := h.opts.Store.Get(ctx, spec.Name); err == nil {
 		return adminResult{}, &adminError{http.StatusConflict, "ALREADY_EXISTS", fmt.Sprintf(
 			"name: an MCP server named %q is already registered (source %s); use hub_update_server to change it", spec.Name, existing.Source)}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/internal/wire"
+	"github.com/mcp-hub/mcp-hub/upstream"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -48,6 +49,9 @@ type HTTPOptions struct {
 	KeepAlive time.Duration
 	// ProtocolVersions are the MCP-Protocol-Version header values accepted.
 	ProtocolVersions []string
+	// BodyTimeout bounds reading one request body (30s), so a body that
+	// never ends cannot hold a handler.
+	BodyTimeout time.Duration
 }
 
 // httpFront serves MCP over streamable HTTP (/mcp) and legacy SSE (/sse),
@@ -87,6 +91,9 @@ func (h *Hub) HTTPHandler(opts *HTTPOptions) (http.Handler, error) {
 	}
 	if o.KeepAlive <= 0 {
 		o.KeepAlive = 15 * time.Second
+	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = 30 * time.Second
 	}
 	if len(o.ProtocolVersions) == 0 {
 		o.ProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
@@ -221,7 +228,7 @@ func (f *httpFront) serveReadyz(w http.ResponseWriter, r *http.Request) {
 	total, connected := 0, 0
 	for _, u := range f.h.mgr.List() {
 		total++
-		if st := u.Status(); st.State == "CONNECTED" {
+		if st := u.Status(); st.State == upstream.StateConnected {
 			connected++
 		}
 	}
@@ -236,7 +243,7 @@ func (f *httpFront) serveReadyz(w http.ResponseWriter, r *http.Request) {
 	}
 	body, _ := json.Marshal(map[string]any{
 		"store": storeState, "upstreams": map[string]int{"connected": connected, "total": total},
-		"ready": status == http.StatusOK,
+		"sessions": f.h.sessionCount(), "ready": status == http.StatusOK,
 	})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -439,8 +446,12 @@ func (f *httpFront) janitor() {
 
 // readBody reads a request body up to the cap; too large is 413.
 func (f *httpFront) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(f.opts.BodyTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, f.opts.MaxBodyBytes))
 	if err != nil {
+		// The connection is not reusable: the rest of the body is unread.
+		w.Header().Set("Connection", "close")
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			rpcHTTPError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", f.opts.MaxBodyBytes))
@@ -449,6 +460,7 @@ func (f *httpFront) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bo
 		}
 		return nil, false
 	}
+	_ = rc.SetReadDeadline(time.Time{})
 	return body, true
 }
 

@@ -82,6 +82,7 @@ type Hub struct {
 	parsed   map[string]*parsedInventory   // by upstream name
 	shadowed map[string]bool               // shadow pairs already logged
 	cached   map[string]upstream.Inventory // capability cache read at Start
+	local    map[string]bool               // added by AddUpstream: not stored, not gated
 	changed  chan struct{}                 // closed and replaced after each rebuild
 	closed   bool
 
@@ -148,6 +149,7 @@ func New(opts *Options) (*Hub, error) {
 		done:     make(chan struct{}),
 		sessions: map[*session]struct{}{},
 		parsed:   map[string]*parsedInventory{},
+		local:    map[string]bool{},
 		shadowed: map[string]bool{},
 		changed:  make(chan struct{}),
 		saveKick: make(chan struct{}, 1),
@@ -199,19 +201,53 @@ func (h *Hub) Manager() *upstream.Manager { return h.mgr }
 // Catalog returns the catalog the hub serves now.
 func (h *Hub) Catalog() *catalog.Catalog { return h.cat.Load().cat }
 
-// AddUpstream registers an upstream; eager ones start connecting at once.
+// AddUpstream adds an upstream for this process only, trusted as the
+// program that embeds the hub: it is not stored and needs no approval. It
+// fails (upstream.ErrExists) when an upstream of that name runs already;
+// while it exists, a stored registration of the same name is not started.
+// Eager upstreams start connecting at once.
 func (h *Hub) AddUpstream(spec upstream.Spec, opts upstream.AddOptions) error {
-	_, err := h.mgr.Add(spec, opts)
-	return err
+	h.mu.Lock()
+	was := h.local[spec.Name]
+	h.local[spec.Name] = true // before it runs: its gate asks
+	h.mu.Unlock()
+	if _, err := h.mgr.Add(spec, opts); err != nil {
+		h.mu.Lock()
+		h.local[spec.Name] = was
+		h.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// isLocal reports whether name was added by AddUpstream.
+func (h *Hub) isLocal(name string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.local[name]
 }
 
 // RemoveUpstream stops an upstream and removes its tools from the catalog.
-func (h *Hub) RemoveUpstream(name string) error {
-	if err := h.mgr.Remove(name); err != nil {
+// A stored registration of that name is deleted from the store.
+func (h *Hub) RemoveUpstream(ctx context.Context, name string) error {
+	if h.isLocal(name) || h.opts.Store == nil {
+		if err := h.mgr.Remove(name); err != nil {
+			return err
+		}
+		h.mu.Lock()
+		delete(h.local, name)
+		h.mu.Unlock()
+		h.forgetUpstream(name)
+		if h.opts.Store != nil {
+			return h.reconcile(ctx) // a stored one of that name may run now
+		}
+		return nil
+	}
+	if err := h.opts.Store.Delete(ctx, name); err != nil {
 		return err
 	}
-	h.forgetUpstream(name)
-	return nil
+	_ = h.opts.Store.Audit(ctx, "code", "remove", name, nil)
+	return h.reconcile(ctx)
 }
 
 // upstreamChanged is the manager's OnChange hook.
@@ -398,6 +434,13 @@ func (h *Hub) addSession(s *session) error {
 	}
 	h.sessions[s] = struct{}{}
 	return nil
+}
+
+// sessionCount is the number of client sessions currently open.
+func (h *Hub) sessionCount() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.sessions)
 }
 
 func (h *Hub) removeSession(s *session) {

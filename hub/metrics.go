@@ -58,6 +58,9 @@ func newMetrics() *metrics {
 			Namespace: "mcphub", Name: "upstream_state", Help: "1 for each upstream's current state.",
 		}, []string{"upstream", "state"}),
 	}
+	for _, tr := range []string{"stdio", "streamable", "sse"} {
+		m.sessions.WithLabelValues(tr) // present at 0 before the first session
+	}
 	m.reg.MustRegister(m.calls, m.latency, m.sessions, m.catalog, m.shadowed, m.upstreams,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

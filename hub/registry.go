@@ -50,7 +50,7 @@ var ErrApprovalRequired = errors.New("approval required")
 func (h *Hub) Start(ctx context.Context, config []ConfigServer) error {
 	if h.opts.Store == nil {
 		for _, c := range config {
-			if err := h.AddUpstream(c.Spec, upstream.AddOptions{Disabled: c.Disabled}); err != nil {
+			if _, err := h.mgr.Add(c.Spec, upstream.AddOptions{Disabled: c.Disabled}); err != nil {
 				return fmt.Errorf("upstream %s: %w", c.Spec.Name, err)
 			}
 		}
@@ -157,6 +157,10 @@ func (h *Hub) reconcile(ctx context.Context) error {
 		want[r.Spec.Name] = r
 	}
 	for _, u := range h.mgr.List() {
+		if h.isLocal(u.Name()) {
+			delete(want, u.Name()) // the embedding program's own wins
+			continue
+		}
 		if _, ok := want[u.Name()]; !ok {
 			if err := h.mgr.Remove(u.Name()); err == nil {
 				h.forgetUpstream(u.Name())
@@ -177,7 +181,7 @@ func (h *Hub) reconcile(ctx context.Context) error {
 			if !r.AutoConnect && spec.Start == upstream.StartEager {
 				spec.Start = upstream.StartLazy
 			}
-			if err := h.AddUpstream(spec, upstream.AddOptions{Disabled: !r.Enabled, Cached: cached}); err != nil {
+			if _, err := h.mgr.Add(spec, upstream.AddOptions{Disabled: !r.Enabled, Cached: cached}); err != nil {
 				h.logger.Error("start upstream", "upstream", name, "err", err)
 			}
 			continue
@@ -213,7 +217,7 @@ func (h *Hub) revoke(ctx context.Context, name, why string) {
 // gate runs before every connection attempt: with a store, the launch spec
 // about to run must be the one a person approved.
 func (h *Hub) gate(ctx context.Context, spec upstream.Spec) error {
-	if h.opts.Store == nil {
+	if h.opts.Store == nil || h.isLocal(spec.Name) {
 		return nil
 	}
 	r, err := h.opts.Store.Get(ctx, spec.Name)

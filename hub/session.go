@@ -32,7 +32,7 @@ type session struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	toSDK  chan jsonrpc.Message
-	ss     *mcp.ServerSession
+	ss     atomic.Pointer[mcp.ServerSession] // set once go-sdk is connected
 
 	listed atomic.Bool // a tools/list was answered
 
@@ -91,7 +91,7 @@ func (h *Hub) newSession(ctx context.Context, id string, out outbox) (*session, 
 		s.close()
 		return nil, fmt.Errorf("start session: %w", err)
 	}
-	s.ss = ss
+	s.ss.Store(ss)
 	return s, nil
 }
 
@@ -219,7 +219,7 @@ func (s *session) replyErrorObject(id, errObj []byte) {
 // notify sends a notification; related is the client request it belongs to
 // (nil for none).
 func (s *session) notify(method string, params, related []byte) {
-	if s.ss == nil || s.ss.InitializeParams() == nil {
+	if ss := s.ss.Load(); ss == nil || ss.InitializeParams() == nil {
 		return // not initialized yet: it will list anyway
 	}
 	_ = s.out.send(outMsg{data: wire.AppendNotification(nil, method, params), related: related})
@@ -296,8 +296,8 @@ func (s *session) close() {
 		s.cancel()
 		close(s.done)
 		s.h.removeSession(s)
-		if s.ss != nil {
-			_ = s.ss.Close()
+		if ss := s.ss.Load(); ss != nil {
+			_ = ss.Close()
 		}
 	})
 }

@@ -62,6 +62,8 @@ type Config struct {
 	HTTPMaxSessions    int
 	HTTPSessionIdle    time.Duration
 	HTTPMaxBodyBytes   int
+	HTTPReadHeader     time.Duration
+	HTTPBodyTimeout    time.Duration
 
 	// Servers are the upstreams the file declares, sorted by name.
 	Servers []ServerConfig
@@ -143,6 +145,8 @@ var configKeys = []configKey{
 	{Key: "http.maxSessions", Kind: kInt, Default: "64", Doc: "concurrent client sessions; more get 503"},
 	{Key: "http.sessionIdleTimeout", Kind: kDuration, Default: "30m", Doc: "close client sessions idle this long"},
 	{Key: "http.maxBodyBytes", Kind: kInt, Default: "16777216", Doc: "largest request body; larger gets 413"},
+	{Key: "http.readHeaderTimeout", Kind: kDuration, Default: "5s", Doc: "time a client has to send its request headers (slowloris protection)"},
+	{Key: "http.bodyTimeout", Kind: kDuration, Default: "30s", Doc: "time a client has to send a request body"},
 	{Key: "env", Kind: kSection},
 	{Key: "env.inherit", Kind: kStrings, Default: "[]", Doc: "extra variables stdio upstreams inherit from the hub (besides PATH, HOME, USER, LANG, LC_*, TMPDIR, …)"},
 	{Key: "mcpServers", Kind: kSection, Doc: "the upstreams, by name (the Claude Desktop shape; \"servers\" is accepted too)"},
@@ -375,6 +379,8 @@ func decodeConfig(file string, raw map[string]any) (*Config, error) {
 	c.HTTPMaxSessions = d.int("http.maxSessions")
 	c.HTTPSessionIdle = d.dur("http.sessionIdleTimeout")
 	c.HTTPMaxBodyBytes = d.int("http.maxBodyBytes")
+	c.HTTPReadHeader = d.dur("http.readHeaderTimeout")
+	c.HTTPBodyTimeout = d.dur("http.bodyTimeout")
 	if d.err != nil {
 		return nil, d.err
 	}

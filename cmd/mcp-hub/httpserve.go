@@ -50,6 +50,7 @@ func httpSetup(cfg *Config, stderr io.Writer, logger *slog.Logger) (net.Listener
 		MaxSessions:        cfg.HTTPMaxSessions,
 		SessionIdleTimeout: cfg.HTTPSessionIdle,
 		MaxBodyBytes:       int64(cfg.HTTPMaxBodyBytes),
+		BodyTimeout:        cfg.HTTPBodyTimeout,
 	}
 	if !loopback && host != "" && host != "0.0.0.0" && host != "::" {
 		opts.AllowedHosts = append(opts.AllowedHosts, host)
@@ -125,10 +126,10 @@ func httpToken(cfg *Config, stderr io.Writer) (string, error) {
 }
 
 // serveHTTP runs the HTTP server until ctx ends, then shuts it down.
-func serveHTTP(ctx context.Context, ln net.Listener, handler http.Handler, logger *slog.Logger) error {
+func serveHTTP(ctx context.Context, ln net.Listener, handler http.Handler, readHeader time.Duration, logger *slog.Logger) error {
 	srv := &http.Server{
 		Handler:           handler,
-		ReadHeaderTimeout: 5 * time.Second,
+		ReadHeaderTimeout: readHeader,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),

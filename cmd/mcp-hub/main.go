@@ -233,7 +233,7 @@ func serve(ctx context.Context, e *cmdEnv) int {
 		base := "http://" + ln.Addr().String()
 		logger.Info("mcp-hub serving HTTP", "streamable", base+"/mcp", "sse", base+"/sse", "store", st.Path(), "version", version())
 		wg.Go(func() {
-			httpErr = serveHTTP(runCtx, ln, handler, logger)
+			httpErr = serveHTTP(runCtx, ln, handler, cfg.HTTPReadHeader, logger)
 			endRun()
 		})
 	}
