@@ -7,7 +7,7 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.buildVersion=$(VERSION) -X main.buildCommit=$(COMMIT)
 export CGO_ENABLED := 1
 
-.PHONY: build run test deps lint bench clean
+.PHONY: build run test conformance deps lint bench clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/mcp-hub ./cmd/mcp-hub
@@ -27,10 +27,15 @@ deps:
 test: deps
 	$(GO) test -race -count=1 -timeout 15m ./... ./testdata/fixture/
 
+# Only the official MCP conformance suite (server scenarios against the
+# hub over HTTP, client scenarios through it); make test runs it too.
+conformance: deps
+	$(GO) test -race -count=1 -run 'TestConformance' -v ./cmd/mcp-hub/
+
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./... ./testdata/fixture/
-	$(GO) run honnef.co/go/tools/cmd/staticcheck@latest ./... ./testdata/fixture/
+	$(GO) vet ./... ./testdata/fixture/ ./testdata/conformance-client/
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@latest ./... ./testdata/fixture/ ./testdata/conformance-client/
 
 # Measures the hub against direct connections to the same upstream; see
 # docs/BENCHMARKS.md.

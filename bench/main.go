@@ -1,7 +1,7 @@
 // Command bench measures mcp-hub against a direct connection to the same
 // upstream, in one run, and prints markdown tables with the ratios.
 //
-//	go run ./bench [-reps 3] [-suite stdio,catalog]
+//	go run ./bench [-reps 3] [-suite stdio,http,catalog]
 //
 // Every figure is a median over interleaved repetitions (direct, hub,
 // direct, hub, …), so background load hits both sides alike. Client, hub and
@@ -32,7 +32,7 @@ import (
 
 var (
 	reps   = flag.Int("reps", 3, "interleaved repetitions per measurement")
-	suites = flag.String("suite", "stdio,catalog", "comma-separated suites: stdio, catalog")
+	suites = flag.String("suite", "stdio,http,catalog", "comma-separated suites: stdio, http, catalog")
 	calls1 = flag.Int("n1", 3000, "calls at concurrency 1")
 	calls2 = flag.Int("n32", 20000, "calls at concurrency 32")
 	nBig   = flag.Int("nbig", 300, "100 KiB calls")
@@ -53,6 +53,8 @@ func main() {
 		switch strings.TrimSpace(s) {
 		case "stdio":
 			stdioSuite(dir, hubBin, fixture)
+		case "http":
+			httpSuite(dir, hubBin, fixture)
 		case "catalog":
 			catalogSuite()
 		default:
@@ -144,15 +146,22 @@ type runResult struct {
 	cpuPerCall time.Duration // of the spawned process (direct: upstream; hub: the hub alone)
 }
 
-// run makes n calls of tool with args from conc goroutines.
+// run makes n calls of tool with args from conc goroutines on one session.
 func run(s *session, conc, n int, tool string, args map[string]any) runResult {
+	return runOn([]*mcp.ClientSession{s.cs}, s.cmd.Process.Pid, conc, n, tool, args)
+}
+
+// runOn makes n calls of tool with args from conc goroutines, goroutine i
+// on sessions[i%len(sessions)], and measures the CPU process pid used.
+func runOn(sessions []*mcp.ClientSession, pid, conc, n int, tool string, args map[string]any) runResult {
 	ctx := context.Background()
 	lat := make([]time.Duration, n)
 	var next atomic.Int64
-	cpu0 := cpuTime(s.cmd.Process.Pid)
+	cpu0 := cpuTime(pid)
 	start := time.Now()
 	var wg sync.WaitGroup
-	for range conc {
+	for g := range conc {
+		cs := sessions[g%len(sessions)]
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1)) - 1
@@ -160,7 +169,7 @@ func run(s *session, conc, n int, tool string, args map[string]any) runResult {
 					return
 				}
 				t0 := time.Now()
-				res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 				lat[i] = time.Since(t0)
 				if err != nil || res.IsError {
 					fmt.Fprintf(os.Stderr, "call %s failed: %v\n", tool, err)
@@ -171,7 +180,7 @@ func run(s *session, conc, n int, tool string, args map[string]any) runResult {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	cpu := cpuTime(s.cmd.Process.Pid) - cpu0
+	cpu := cpuTime(pid) - cpu0
 	slices.Sort(lat)
 	return runResult{
 		p50:        lat[n/2],

@@ -232,6 +232,15 @@ func (c *Catalog) Resource(uri string) (Entry, bool) {
 	return c.get(&c.resources, uri)
 }
 
+// Template returns the resource template whose uriTemplate is exactly
+// uriTemplate.
+func (c *Catalog) Template(uriTemplate string) (Entry, bool) {
+	if c == nil {
+		return Entry{}, false
+	}
+	return c.get(&c.templates, uriTemplate)
+}
+
 // MatchTemplate returns the first resource template, in server order and
 // then in the order the server listed them, whose RFC 6570 template matches
 // uri.

@@ -60,27 +60,40 @@ func (s *session) callTool(line []byte, m wire.Message) bool {
 
 // startCall forwards a tools/call for a catalog entry of an upstream.
 func (s *session) startCall(m wire.Message, p callParams, e catalog.Entry) {
-	var err error
 	up, ok := s.h.mgr.Get(e.Server)
 	if !ok {
 		s.reply(m.ID, toolResultError(fmt.Sprintf("upstream %q of tool %q was removed", e.Server, p.name)))
 		return
 	}
-	rename := ""
+	var set []wire.Member
 	if e.Original != p.name {
-		rename = e.Original
+		set = append(set, wire.Member{Key: "name", Value: wire.AppendString(nil, e.Original)})
 	}
-	var token []byte
+	s.forward(m, up, "tools/call", p.name, p.meta, set)
+}
+
+// forward sends a client request to an upstream and relays the outcome.
+// meta is the request's raw _meta (nil when absent); set lists members of
+// params to replace (a renamed tool or prompt). Every other member of params
+// travels byte for byte.
+func (s *session) forward(m wire.Message, up *upstream.Upstream, method, label string, meta []byte, set []wire.Member) {
+	var (
+		token []byte
+		err   error
+	)
 	params := m.Params
-	if rename != "" || p.meta != nil {
+	if meta != nil {
 		var newMeta []byte
-		if p.meta != nil {
-			if newMeta, token, err = s.rewriteMeta(p.meta, m.ID); err != nil {
-				s.replyError(m.ID, jsonrpc.CodeInvalidParams, "params._meta: "+err.Error(), nil)
-				return
-			}
+		if newMeta, token, err = s.rewriteMeta(meta, m.ID); err != nil {
+			s.replyError(m.ID, jsonrpc.CodeInvalidParams, "params._meta: "+err.Error(), nil)
+			return
 		}
-		if params, err = rewriteParams(m.Params, rename, newMeta); err != nil {
+		if !bytes.Equal(newMeta, meta) {
+			set = append(set, wire.Member{Key: "_meta", Value: newMeta})
+		}
+	}
+	if set != nil {
+		if params, err = wire.EditObject(m.Params, set); err != nil {
 			s.h.progress.release(token)
 			s.replyError(m.ID, jsonrpc.CodeInvalidParams, err.Error(), nil)
 			return
@@ -97,8 +110,8 @@ func (s *session) startCall(m wire.Message, p callParams, e catalog.Entry) {
 	start := time.Now()
 	// Fast path: the upstream's reader goroutine delivers the reply
 	// straight to this session; no goroutine per call.
-	if cancel, ok := up.TryStart("tools/call", params, func(r upstream.Reply, err error) {
-		s.finish(key, id, up, "tools/call", p.name, token, r, err, start)
+	if cancel, ok := up.TryStart(method, params, func(r upstream.Reply, err error) {
+		s.finish(key, id, up, method, label, token, r, err, start)
 	}); ok {
 		s.setCancel(key, cancel)
 		return
@@ -107,8 +120,8 @@ func (s *session) startCall(m wire.Message, p callParams, e catalog.Entry) {
 	s.setCancel(key, cancel)
 	go func() {
 		defer cancel()
-		r, err := up.Call(ctx, "tools/call", params)
-		s.finish(key, id, up, "tools/call", p.name, token, r, err, start)
+		r, err := up.Call(ctx, method, params)
+		s.finish(key, id, up, method, label, token, r, err, start)
 	}()
 }
 
@@ -116,7 +129,11 @@ func (s *session) startCall(m wire.Message, p callParams, e catalog.Entry) {
 func (s *session) finish(key string, id []byte, up *upstream.Upstream, method, tool string, token []byte, r upstream.Reply, err error, start time.Time) {
 	cancelled := s.untrack(key)
 	s.h.progress.release(token)
-	s.h.metrics.call(up.Name(), tool, outcomeOf(cancelled, r, err), time.Since(start))
+	label := tool
+	if method != "tools/call" {
+		label = method // prompt names and uris are not tool labels
+	}
+	s.h.metrics.call(up.Name(), label, outcomeOf(cancelled, r, err), time.Since(start))
 	switch {
 	case cancelled:
 		// The client cancelled: it expects no response.
@@ -216,19 +233,6 @@ func parseCallParams(params []byte) (callParams, error) {
 	return p, nil
 }
 
-// rewriteParams renames the tool and/or replaces _meta, keeping every other
-// member (the arguments above all) byte for byte.
-func rewriteParams(params []byte, name string, meta []byte) ([]byte, error) {
-	var set []wire.Member
-	if name != "" {
-		set = append(set, wire.Member{Key: "name", Value: wire.AppendString(nil, name)})
-	}
-	if meta != nil {
-		set = append(set, wire.Member{Key: "_meta", Value: meta})
-	}
-	return wire.EditObject(params, set)
-}
-
 // reservedMetaPrefix marks per-hop _meta keys of the 2026-07-28 protocol
 // (client info, capabilities, …); they describe the hub's client, not the
 // hub, so they never travel upstream.
@@ -322,8 +326,10 @@ func (t *progressTable) dropSession(s *session) {
 
 // Notification implements upstream.Events: it routes what upstreams send on
 // their own initiative to the right sessions.
-func (h *Hub) Notification(_ *upstream.Conn, method string, params []byte, _ []byte) {
+func (h *Hub) Notification(c *upstream.Conn, method string, params []byte, _ []byte) {
 	switch method {
+	case "notifications/resources/updated":
+		h.resourceUpdated(c.Name(), params)
 	case "notifications/progress":
 		tok, err := wire.Get(params, "progressToken")
 		if err != nil || tok == nil {

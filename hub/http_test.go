@@ -36,11 +36,21 @@ func (s testStore) Audit(ctx context.Context, actor, action, up string, detail a
 // startHTTPHub serves a hub (with a real store) over httptest.
 func startHTTPHub(t *testing.T, hopts *HTTPOptions, specs ...upstream.Spec) (*Hub, *httptest.Server) {
 	t.Helper()
+	return startHTTPHubOpts(t, &Options{}, hopts, specs...)
+}
+
+// startHTTPHubOpts is startHTTPHub with hub options (its logger, store and
+// store poll are set here).
+func startHTTPHubOpts(t *testing.T, opts *Options, hopts *HTTPOptions, specs ...upstream.Spec) (*Hub, *httptest.Server) {
+	t.Helper()
 	st, err := persist.Open(context.Background(), t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := New(&Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Store: testStore{st}, StorePoll: 50 * time.Millisecond})
+	o := *opts
+	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	o.Store, o.StorePoll = testStore{st}, 50*time.Millisecond
+	h, err := New(&o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -70,6 +71,7 @@ type Hub struct {
 	done    chan struct{} // closed when the rebuild loop exits
 
 	progress    progressTable
+	subs        subscriptions
 	adminWrites writeLimiter
 	metrics     *metrics
 	mgrOpts     upstream.Options // the manager's effective options
@@ -97,10 +99,13 @@ type catalogState struct {
 
 // parsedInventory caches an upstream's parsed items per inventory version.
 type parsedInventory struct {
-	version uint64
-	stale   bool
-	tools   []catalog.Item
-	bad     []string // items that could not be parsed, with the reason
+	version   uint64
+	stale     bool
+	tools     []catalog.Item
+	prompts   []catalog.Item
+	resources []catalog.Item
+	templates []catalog.Item
+	bad       []string // items that could not be parsed, with the reason
 }
 
 // New returns a hub with no upstreams.
@@ -178,8 +183,13 @@ func New(opts *Options) (*Hub, error) {
 		// The hub speaks the session-era protocol (initialize, list_changed,
 		// server→client requests); newer clients fall back to it.
 		SupportedProtocolVersions: []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"},
+		// Everything a hub may serve, whatever its upstreams offer now:
+		// upstreams come and go, and list_changed says when.
 		Capabilities: &mcp.ServerCapabilities{
-			Tools: &mcp.ToolCapabilities{ListChanged: true},
+			Tools:       &mcp.ToolCapabilities{ListChanged: true},
+			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+			Resources:   &mcp.ResourceCapabilities{Subscribe: true, ListChanged: true},
+			Completions: &mcp.CompletionCapabilities{},
 			//lint:ignore SA1019 logging is deprecated in 2026-07-28 but the protocol versions the hub serves have it
 			Logging: &mcp.LoggingCapabilities{},
 		},
@@ -294,15 +304,23 @@ func (h *Hub) rebuildNow() {
 		p := h.parse(u.Name(), inv)
 		spec := u.Spec()
 		srcs = append(srcs, catalog.Source{
-			Server: u.Name(),
-			Tools:  p.tools,
-			Filter: catalog.Filter{Allow: spec.Tools.Allow, Deny: spec.Tools.Deny},
-			Stale:  inv.Stale,
+			Server:    u.Name(),
+			Tools:     p.tools,
+			Prompts:   p.prompts,
+			Resources: p.resources,
+			Templates: p.templates,
+			Filter:    catalog.Filter{Allow: spec.Tools.Allow, Deny: spec.Tools.Deny},
+			Stale:     inv.Stale,
 		})
 	}
 	next := catalog.Build(srcs, h.catalogOptions())
 	prev := h.cat.Load()
-	toolsChanged := string(prev.cat.ToolsResult()) != string(next.ToolsResult())
+	changed := func(result func(*catalog.Catalog) []byte) bool {
+		return !bytes.Equal(result(prev.cat), result(next))
+	}
+	toolsChanged := changed((*catalog.Catalog).ToolsResult)
+	promptsChanged := changed((*catalog.Catalog).PromptsResult)
+	resourcesChanged := changed((*catalog.Catalog).ResourcesResult) || changed((*catalog.Catalog).TemplatesResult)
 	h.logShadows(next)
 	h.cat.Store(&catalogState{cat: next, version: prev.version + 1})
 	h.doneGen.Store(gen)
@@ -316,11 +334,18 @@ func (h *Hub) rebuildNow() {
 		sessions = append(sessions, s)
 	}
 	h.mu.Unlock()
-	if toolsChanged {
-		for _, s := range sessions {
+	for _, s := range sessions {
+		if toolsChanged {
 			s.notify("notifications/tools/list_changed", nil, nil)
 		}
+		if promptsChanged {
+			s.notify("notifications/prompts/list_changed", nil, nil)
+		}
+		if resourcesChanged {
+			s.notify("notifications/resources/list_changed", nil, nil)
+		}
 	}
+	h.renewSubscriptions()
 }
 
 // parse returns the parsed items of an inventory, cached per version.
@@ -332,15 +357,23 @@ func (h *Hub) parse(name string, inv upstream.Inventory) *parsedInventory {
 		return p
 	}
 	p = &parsedInventory{version: inv.Version, stale: inv.Stale}
-	for _, raw := range inv.Tools {
-		it, err := catalog.ParseTool(raw)
-		if err != nil {
-			p.bad = append(p.bad, err.Error())
-			h.logger.Warn("upstream tool rejected", "upstream", name, "err", err)
-			continue
+	parseAll := func(raws []json.RawMessage, parse func([]byte) (catalog.Item, error), what string) []catalog.Item {
+		var out []catalog.Item
+		for _, raw := range raws {
+			it, err := parse(raw)
+			if err != nil {
+				p.bad = append(p.bad, err.Error())
+				h.logger.Warn("upstream "+what+" rejected", "upstream", name, "err", err)
+				continue
+			}
+			out = append(out, it)
 		}
-		p.tools = append(p.tools, it)
+		return out
 	}
+	p.tools = parseAll(inv.Tools, catalog.ParseTool, "tool")
+	p.prompts = parseAll(inv.Prompts, catalog.ParsePrompt, "prompt")
+	p.resources = parseAll(inv.Resources, catalog.ParseResource, "resource")
+	p.templates = parseAll(inv.Templates, catalog.ParseTemplate, "resource template")
 	h.mu.Lock()
 	h.parsed[name] = p
 	h.mu.Unlock()
@@ -448,6 +481,7 @@ func (h *Hub) removeSession(s *session) {
 	delete(h.sessions, s)
 	h.mu.Unlock()
 	h.progress.dropSession(s)
+	h.dropSubscriptions(h.subs.remove(s, ""))
 }
 
 // toolResultError is the result the hub returns for a tool call it could not

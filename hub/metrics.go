@@ -39,7 +39,7 @@ func newMetrics() *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "mcphub", Name: "calls_total", Help: "Forwarded calls by upstream, tool and outcome.",
+			Namespace: "mcphub", Name: "calls_total", Help: "Forwarded requests by upstream, tool (the method for requests other than tools/call) and outcome.",
 		}, []string{"upstream", "tool", "outcome"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: "mcphub", Name: "call_duration_seconds", Help: "Time from a client request to its response, by upstream.",

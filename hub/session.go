@@ -159,6 +159,10 @@ func (s *session) handle(line []byte) {
 			if s.callTool(line, m) {
 				return
 			}
+		default:
+			if s.routeRequest(m) {
+				return
+			}
 		}
 	case m.IsNotification():
 		if m.Method == "notifications/cancelled" && s.cancelCall(m.Params) {

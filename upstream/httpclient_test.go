@@ -141,7 +141,7 @@ type restartableServer struct {
 	t       *testing.T
 	addr    string
 	srv     *http.Server
-	noGET   bool // answer 405 to GET: no standalone event stream
+	noGET   int // answer GET with this status: no standalone event stream (0: serve it)
 	started atomic.Int32
 
 	mu      sync.Mutex
@@ -173,8 +173,8 @@ func (rs *restartableServer) start() {
 	}
 	rs.mu.Unlock()
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if rs.noGET && r.Method == http.MethodGet {
-			w.WriteHeader(http.StatusMethodNotAllowed)
+		if rs.noGET != 0 && r.Method == http.MethodGet {
+			w.WriteHeader(rs.noGET)
 			return
 		}
 		sid := r.Header.Get("Mcp-Session-Id")
@@ -254,7 +254,7 @@ func TestSessionExpiryReinitializes(t *testing.T) {
 // upstream forgets the session but keeps its connections; each call (slow
 // and fast path) meets the 404, the hub initializes again and retries.
 func TestSessionExpiryOnLiveConnection(t *testing.T) {
-	rs := &restartableServer{t: t, noGET: true}
+	rs := &restartableServer{t: t, noGET: http.StatusMethodNotAllowed}
 	rs.start()
 	defer func() { rs.stop() }()
 	opts := fastOptions(t)
@@ -284,10 +284,42 @@ func TestSessionExpiryOnLiveConnection(t *testing.T) {
 	}
 }
 
+// TestStandaloneStreamRefused: servers without a standalone event stream
+// answer its GET with 405, or with 404 or 400; none of them is a lost
+// session, and the upstream stays connected on the first session.
+func TestStandaloneStreamRefused(t *testing.T) {
+	for _, status := range []int{http.StatusMethodNotAllowed, http.StatusNotFound, http.StatusBadRequest} {
+		t.Run(fmt.Sprint(status), func(t *testing.T) {
+			rs := &restartableServer{t: t, noGET: status}
+			rs.start()
+			defer rs.stop()
+			opts := fastOptions(t)
+			opts.KeepAlive = -1
+			opts.HealthInterval = -1
+			m := newManager(t, opts)
+			u, _ := m.Add(Spec{Name: "web", URL: "http://" + rs.addr + "/mcp"}, AddOptions{})
+			st := waitState(t, u, 10*time.Second, StateConnected)
+			if got := callText(t, u, "gen", `{}`); !strings.Contains(got, `"text":"1"`) {
+				t.Fatalf("gen = %s", got)
+			}
+			time.Sleep(300 * time.Millisecond) // room for a wrong reconnect
+			if now := u.Status(); now.State != StateConnected || !now.Since.Equal(st.Since) || now.LastError != "" {
+				t.Fatalf("GET refused with %d: status became %+v", status, now)
+			}
+			rs.mu.Lock()
+			sessions := len(rs.seen)
+			rs.mu.Unlock()
+			if sessions != 1 {
+				t.Errorf("%d sessions initialized, want 1", sessions)
+			}
+		})
+	}
+}
+
 // TestKeepAliveDetectsDeath: an HTTP upstream without an event stream that
 // dies is noticed by keep-alive pings within a few seconds.
 func TestKeepAliveDetectsDeath(t *testing.T) {
-	rs := &restartableServer{t: t, noGET: true}
+	rs := &restartableServer{t: t, noGET: http.StatusMethodNotAllowed}
 	rs.start()
 	opts := fastOptions(t)
 	opts.KeepAlive = 500 * time.Millisecond

@@ -371,12 +371,16 @@ func (l *streamLink) get(lastID string) (*http.Response, error) {
 }
 
 // standalone keeps the GET stream for server-initiated messages open for the
-// life of the link. A server without one (405) is fine; one that forgot the
-// session (404) or cannot be reached ends the link.
+// life of the link. A server without one is fine: it should answer 405, and
+// a first GET refused with any 4xx is taken the same way (servers answer
+// 404 or 400 too; a session that is really gone shows on the next POST).
+// Once the stream was open, a 404 means the server forgot the session, and
+// an unreachable server ends the link.
 func (l *streamLink) standalone() {
 	var lastID string
 	retry := time.Second
 	failures := 0
+	opened := false
 	for l.ctx.Err() == nil {
 		resp, err := l.get(lastID)
 		switch {
@@ -389,8 +393,10 @@ func (l *streamLink) standalone() {
 				return
 			}
 			failures++
-		case resp.StatusCode == http.StatusMethodNotAllowed:
+		case resp.StatusCode == http.StatusMethodNotAllowed,
+			!opened && resp.StatusCode/100 == 4 && resp.StatusCode != http.StatusTooManyRequests:
 			drainClose(resp.Body)
+			l.logger.Debug("upstream offers no event stream", "status", resp.StatusCode)
 			return
 		case resp.StatusCode == http.StatusNotFound:
 			drainClose(resp.Body)
@@ -401,6 +407,7 @@ func (l *streamLink) standalone() {
 			failures++
 		default:
 			failures = 0
+			opened = true
 			lastID, retry = l.readEvents(resp.Body, lastID, retry, func(b []byte) { l.s.receive(b, nil) })
 			drainClose(resp.Body)
 		}

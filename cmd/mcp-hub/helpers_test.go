@@ -21,6 +21,7 @@ import (
 var (
 	hubBin     string // the mcp-hub binary under test
 	fixtureBin string // the fixture MCP server
+	ccBin      string // the conformance suite's client of the hub
 )
 
 func TestMain(m *testing.M) {
@@ -35,6 +36,9 @@ func TestMain(m *testing.M) {
 	os.Unsetenv("MCP_HUB_CONFIG")
 	if hubBin, err = testbin.Build(dir, "./cmd/mcp-hub"); err == nil {
 		fixtureBin, err = testbin.Build(dir, "./testdata/fixture")
+	}
+	if err == nil {
+		ccBin, err = testbin.Build(dir, "./testdata/conformance-client")
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
