@@ -282,7 +282,7 @@ func TestHTTPSecurity(t *testing.T) {
 
 // TestHTTPLimits covers B5 (body cap, endless body) and B9 (session cap).
 func TestHTTPLimits(t *testing.T) {
-	_, srv := startHTTPHub(t, &HTTPOptions{MaxBodyBytes: 4 << 20, MaxSessions: 3, BodyTimeout: 300 * time.Millisecond},
+	h, srv := startHTTPHub(t, &HTTPOptions{MaxBodyBytes: 4 << 20, MaxSessions: 3, BodyTimeout: 300 * time.Millisecond},
 		fixtureSpec("a", "-only", "echo"))
 	big := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pad":"` + strings.Repeat("x", 5<<20) + `"}}`
 	if resp := raw(t, "POST", srv.URL+"/mcp", big, map[string][]string{"Authorization": auth}); resp.StatusCode != 413 {
@@ -311,15 +311,41 @@ func TestHTTPLimits(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("an endless body kept the request open")
 	}
-	// Sessions beyond the cap get 503 with Retry-After.
-	for i := range 3 {
-		if resp := raw(t, "POST", srv.URL+"/mcp", initBody, map[string][]string{"Authorization": auth}); resp.StatusCode != 200 {
-			t.Fatalf("session %d: %d", i, resp.StatusCode)
-		}
+	// B9: a flood of concurrent initializes gets at most the cap of
+	// sessions; the rest get 503 with Retry-After.
+	const flood = 300
+	codes := make(chan int, flood)
+	var wg sync.WaitGroup
+	for range flood {
+		wg.Go(func() {
+			req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(initBody))
+			req.Header.Set("Authorization", auth[0])
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				codes <- -1
+				return
+			}
+			if resp.StatusCode == 503 && resp.Header.Get("Retry-After") == "" {
+				codes <- -503
+			} else {
+				codes <- resp.StatusCode
+			}
+			resp.Body.Close()
+		})
 	}
-	resp := raw(t, "POST", srv.URL+"/mcp", initBody, map[string][]string{"Authorization": auth})
-	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
-		t.Errorf("fourth session: %d (Retry-After %q), want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	wg.Wait()
+	close(codes)
+	count := map[int]int{}
+	for c := range codes {
+		count[c]++
+	}
+	if count[200] != 3 || count[503] != flood-3 {
+		t.Errorf("%d concurrent initializes: status counts %v, want 3×200 and the rest 503 with Retry-After", flood, count)
+	}
+	if n := h.sessionCount(); n != 3 {
+		t.Errorf("%d sessions open, want the cap of 3", n)
 	}
 }
 

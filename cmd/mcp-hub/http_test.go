@@ -158,7 +158,7 @@ func TestHTTPSlowClients(t *testing.T) {
 	data := t.TempDir()
 	cfg := fmt.Sprintf("http:\n  token: %s\n  readHeaderTimeout: 300ms\n  bodyTimeout: 300ms\nservers:\n  fx:\n    command: %s\n    args: [-only, echo]\n",
 		strings.Repeat("t", 32), fixtureBin)
-	_, base := startHTTPProc(t, data, cfg)
+	c, base := startHTTPProc(t, data, cfg)
 	addr := strings.TrimPrefix(base, "http://")
 
 	tests := []struct {
@@ -169,6 +169,42 @@ func TestHTTPSlowClients(t *testing.T) {
 		{"body", "POST /mcp HTTP/1.1\r\nHost: " + addr + "\r\nAuthorization: Bearer " + strings.Repeat("t", 32) +
 			"\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":"},
 	}
+	// B6: many connections trickle a header; all are cut at the header
+	// timeout, another client is served meanwhile, and the hub's open
+	// files come back to where they were.
+	fds := func() int {
+		ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", c.cmd.Process.Pid))
+		return len(ents)
+	}
+	before := fds()
+	const slow = 100
+	cut := make(chan error, slow)
+	for range slow {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if _, err := io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHo"); err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		go func() {
+			_, err := io.Copy(io.Discard, conn)
+			cut <- err
+		}()
+	}
+	cs := connectHTTP(t, base, strings.Repeat("t", 32))
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatalf("a client was not served among slow connections: %v", err)
+	}
+	for range slow {
+		if err := <-cut; err != nil {
+			t.Fatalf("a slow connection was not closed by the hub: %v", err)
+		}
+	}
+	waitFor(t, 10*time.Second, "the hub's open files back to their baseline", func() bool { return fds() <= before+2 })
+
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			conn, err := net.Dial("tcp", addr)
