@@ -880,3 +880,44 @@ func TestBuildDoesNotModifyInput(t *testing.T) {
 		t.Error("catalog changed")
 	}
 }
+
+func TestSame(t *testing.T) {
+	a := tools(t, "alpha", "beta")
+	b := tools(t, "gamma")
+	changed, err := ParseTool([]byte(`{"name":"beta","description":"changed","inputSchema":{"type":"object"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := Build([]Source{{Server: "a", Tools: a}, {Server: "b", Tools: b}}, nil)
+	tests := []struct {
+		name string
+		srcs []Source
+		opts *Options
+		want bool
+	}{
+		{"same items", []Source{{Server: "a", Tools: a}, {Server: "b", Tools: b}}, nil, true},
+		{"same items, parsed again", []Source{{Server: "a", Tools: tools(t, "alpha", "beta")}, {Server: "b", Tools: tools(t, "gamma")}}, nil, true},
+		{"an item changed", []Source{{Server: "a", Tools: []Item{a[0], changed}}, {Server: "b", Tools: b}}, nil, false},
+		{"an item gone", []Source{{Server: "a", Tools: a}}, nil, false},
+		{"another server", []Source{{Server: "a", Tools: a}, {Server: "c", Tools: b}}, nil, false},
+		{"stale", []Source{{Server: "a", Tools: a}, {Server: "b", Tools: b, Stale: true}}, nil, false},
+		{"renamed by policy", []Source{{Server: "a", Tools: a}, {Server: "b", Tools: b}}, &Options{Policy: PolicyPrefix}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			next := Build(tt.srcs, tt.opts)
+			if got := next.Same(base, KindTool); got != tt.want {
+				t.Errorf("Same = %v, want %v", got, tt.want)
+			}
+			// Same implies equal rendered lists (the converse fails only
+			// for an owner or staleness change with identical bytes).
+			if eq := string(next.ToolsResult()) == string(base.ToolsResult()); tt.want && !eq {
+				t.Errorf("rendered lists equal = %v, want %v", eq, tt.want)
+			}
+		})
+	}
+	var none *Catalog
+	if !none.Same(Build(nil, nil), KindTool) || base.Same(none, KindTool) {
+		t.Error("nil catalogs: want equal to an empty one, unequal to a full one")
+	}
+}

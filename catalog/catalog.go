@@ -1,8 +1,10 @@
 package catalog
 
 import (
+	"bytes"
 	"encoding/json"
 	"regexp"
+	"sync"
 )
 
 // Entry is one exposed item of a catalog.
@@ -65,17 +67,23 @@ type srcInfo struct {
 type rec struct {
 	name, orig string
 	src        int32 // index in Catalog.srcs; -1 for the hub's own tools
-	off, end   int   // Raw is result[off:end]
 }
 
-// list holds the entries of one kind.
+// list holds the entries of one kind. Its list result is rendered on first
+// use: merging is done at Build, serialising once, when first needed.
 type list struct {
-	kind   Kind
-	recs   []rec            // sorted by name
-	fixes  map[int][]string // Fixes by index in recs, when not empty
-	result []byte           // {"<field>":[...]}
-	match  []int32          // templates: indices in recs, in server order
-	res    []*regexp.Regexp // templates: parallel to match
+	kind  Kind
+	recs  []rec            // sorted by name
+	fixes map[int][]string // Fixes by index in recs, when not empty
+	side  []workItem       // the items, by seq
+	seqs  []int32          // parallel to recs: the entry's seq in side
+	match []int32          // templates: indices in recs, in server order
+	res   []*regexp.Regexp // templates: parallel to match
+
+	once   sync.Once
+	result []byte // {"<field>":[...]}
+	ends   []int  // parallel to recs: Raw is result[ends[i-1]+1 or start : ends[i]]
+	starts []int  // parallel to recs
 }
 
 // resultField is the member name of the list result of kind.
@@ -92,81 +100,140 @@ func resultField(kind Kind) string {
 	}
 }
 
-// finish stores out, which is sorted by name, and builds the result from
-// the items' Raw, splicing in exposed names, in one allocation. It copies
-// the items in listing order, which reads memory far more sequentially than
-// name order.
+// finish stores out, which is sorted by name. The result is rendered later,
+// by render.
 func (l *list) finish(kind Kind, out *output) {
-	field := resultField(kind)
-	n := len(out.recs)
-	ends := make([]int, n) // sizes, then end offsets
-	for i, seq := range out.seqs {
-		sd := &out.side[seq]
-		size := len(sd.it.Raw)
-		if name := out.recs[i].name; name != sd.orig {
-			size += len(name) + 2 - int(sd.it.keyEnd-sd.it.keyStart)
-		}
-		ends[i] = size
-	}
-	off := len(`{"`) + len(field) + len(`":[`)
-	for i := range out.recs {
-		if i > 0 {
-			off++ // ','
-		}
-		r := &out.recs[i]
-		r.off = off
-		off += ends[i]
-		r.end = off
-	}
-	buf := make([]byte, off+len(`]}`))
-	copy(buf, `{"`)
-	copy(buf[2:], field)
-	copy(buf[2+len(field):], `":[`)
-	copy(buf[off:], `]}`)
-	inv := ends[:0:0]
-	if n > 0 {
-		inv = make([]int, len(out.side))
-		for i := range inv {
-			inv[i] = -1
-		}
-		for i, seq := range out.seqs {
-			inv[seq] = i
-		}
-	}
-	for seq, i := range inv {
-		if i < 0 {
-			continue
-		}
-		r := &out.recs[i]
-		it := out.side[seq].it
-		if i > 0 {
-			buf[r.off-1] = ','
-		}
-		if r.name != r.orig {
-			// Names are [A-Za-z0-9_-]+: the JSON string is the name quoted.
-			p := r.off + copy(buf[r.off:], it.Raw[:it.keyStart])
-			buf[p] = '"'
-			p += 1 + copy(buf[p+1:], r.name)
-			buf[p] = '"'
-			copy(buf[p+1:r.end], it.Raw[it.keyEnd:])
-		} else {
-			copy(buf[r.off:r.end], it.Raw)
-		}
-	}
 	l.kind = kind
-	l.result = buf
 	l.recs = out.recs
 	l.fixes = out.fixes
+	l.side = out.side
+	l.seqs = out.seqs
+}
+
+// render builds the result from the items' Raw, splicing in exposed names,
+// in one allocation, once. It copies the items in listing order, which
+// reads memory far more sequentially than name order.
+func (l *list) render() {
+	l.once.Do(func() {
+		field := resultField(l.kind)
+		n := len(l.recs)
+		starts, ends := make([]int, n), make([]int, n)
+		for i, seq := range l.seqs {
+			sd := &l.side[seq]
+			size := len(sd.it.Raw)
+			if name := l.recs[i].name; name != sd.orig {
+				size += len(name) + 2 - int(sd.it.keyEnd-sd.it.keyStart)
+			}
+			ends[i] = size
+		}
+		off := len(`{"`) + len(field) + len(`":[`)
+		for i := range l.recs {
+			if i > 0 {
+				off++ // ','
+			}
+			starts[i] = off
+			off += ends[i]
+			ends[i] = off
+		}
+		buf := make([]byte, off+len(`]}`))
+		copy(buf, `{"`)
+		copy(buf[2:], field)
+		copy(buf[2+len(field):], `":[`)
+		copy(buf[off:], `]}`)
+		var inv []int
+		if n > 0 {
+			inv = make([]int, len(l.side))
+			for i := range inv {
+				inv[i] = -1
+			}
+			for i, seq := range l.seqs {
+				inv[seq] = i
+			}
+		}
+		for seq, i := range inv {
+			if i < 0 {
+				continue
+			}
+			r := &l.recs[i]
+			it := l.side[seq].it
+			start, end := starts[i], ends[i]
+			if i > 0 {
+				buf[start-1] = ','
+			}
+			if r.name != r.orig {
+				// Names are [A-Za-z0-9_-]+: the JSON string is the name quoted.
+				p := start + copy(buf[start:], it.Raw[:it.keyStart])
+				buf[p] = '"'
+				p += 1 + copy(buf[p+1:], r.name)
+				buf[p] = '"'
+				copy(buf[p+1:end], it.Raw[it.keyEnd:])
+			} else {
+				copy(buf[start:end], it.Raw)
+			}
+		}
+		l.result, l.starts, l.ends = buf, starts, ends
+	})
+}
+
+// same reports whether two lists hold the same entries from the same
+// servers with the same bytes, without rendering either. Items that did not
+// change between builds share their Raw, so comparing them is cheap.
+func (c *Catalog) same(l *list, o *Catalog, ol *list) bool {
+	if len(l.recs) != len(ol.recs) {
+		return false
+	}
+	for i := range l.recs {
+		a, b := &l.recs[i], &ol.recs[i]
+		if a.name != b.name || a.orig != b.orig || (a.src < 0) != (b.src < 0) {
+			return false
+		}
+		if a.src >= 0 && (c.srcs[a.src].server != o.srcs[b.src].server || c.srcs[a.src].stale != o.srcs[b.src].stale) {
+			return false
+		}
+		if !bytes.Equal(l.side[l.seqs[i]].it.Raw, ol.side[ol.seqs[i]].it.Raw) {
+			return false
+		}
+	}
+	return true
+}
+
+// Same reports whether c and o list the same items of kind with the same
+// bytes: whether a client's list of that kind would change. Either may be
+// nil (an empty catalog).
+func (c *Catalog) Same(o *Catalog, kind Kind) bool {
+	empty := &Catalog{}
+	if c == nil {
+		c = empty
+	}
+	if o == nil {
+		o = empty
+	}
+	return c.same(c.list(kind), o, o.list(kind))
+}
+
+// list returns the list of kind.
+func (c *Catalog) list(kind Kind) *list {
+	switch kind {
+	case KindTool:
+		return &c.tools
+	case KindPrompt:
+		return &c.prompts
+	case KindResource:
+		return &c.resources
+	default:
+		return &c.templates
+	}
 }
 
 // entry returns recs[i] as an Entry.
 func (c *Catalog) entry(l *list, i int) Entry {
+	l.render()
 	r := &l.recs[i]
 	e := Entry{
 		Kind:     l.kind,
 		Name:     r.name,
 		Original: r.orig,
-		Raw:      l.result[r.off:r.end:r.end],
+		Raw:      l.result[l.starts[i]:l.ends[i]:l.ends[i]],
 		Fixes:    l.fixes[i],
 	}
 	if r.src >= 0 {
@@ -202,9 +269,10 @@ func (c *Catalog) all(l *list) []Entry {
 }
 
 func (l *list) resultOr(empty string) []byte {
-	if l.result == nil {
+	if l.recs == nil && l.side == nil {
 		return []byte(empty)
 	}
+	l.render()
 	return l.result
 }
 

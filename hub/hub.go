@@ -1,7 +1,6 @@
 package hub
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -315,12 +314,15 @@ func (h *Hub) rebuildNow() {
 	}
 	next := catalog.Build(srcs, h.catalogOptions())
 	prev := h.cat.Load()
-	changed := func(result func(*catalog.Catalog) []byte) bool {
-		return !bytes.Equal(result(prev.cat), result(next))
-	}
-	toolsChanged := changed((*catalog.Catalog).ToolsResult)
-	promptsChanged := changed((*catalog.Catalog).PromptsResult)
-	resourcesChanged := changed((*catalog.Catalog).ResourcesResult) || changed((*catalog.Catalog).TemplatesResult)
+	toolsChanged := !next.Same(prev.cat, catalog.KindTool)
+	promptsChanged := !next.Same(prev.cat, catalog.KindPrompt)
+	resourcesChanged := !next.Same(prev.cat, catalog.KindResource) || !next.Same(prev.cat, catalog.KindTemplate)
+	// Render the lists now, off the request path, so that no client's
+	// request pays for it.
+	next.ToolsResult()
+	next.PromptsResult()
+	next.ResourcesResult()
+	next.TemplatesResult()
 	h.logShadows(next)
 	h.cat.Store(&catalogState{cat: next, version: prev.version + 1})
 	h.doneGen.Store(gen)
