@@ -515,6 +515,9 @@ func (h *Hub) opAdd(ctx context.Context, who string, args map[string]json.RawMes
 	if err := validateSpec(&spec); err != nil {
 		return adminResult{}, err
 	}
+	if err := h.allowed(spec.Name); err != nil {
+		return adminResult{}, &adminError{http.StatusForbidden, "PERMISSION_DENIED", "name: " + err.Error() + "; the hub's operator sets security.allowedServerNames"}
+	}
 	if h.isLocal(spec.Name) {
 		return adminResult{}, &adminError{http.StatusConflict, "ALREADY_EXISTS", fmt.Sprintf(
 			"name: %q is taken by an MCP server the program embedding the hub added", spec.Name)}

@@ -155,6 +155,8 @@ func (s *session) finish(key string, id []byte, up *upstream.Upstream, method, t
 		}
 	case r.Error != nil:
 		s.replyErrorObject(id, r.Error)
+	case method == "tools/call":
+		s.reply(id, limitOutput(r.Result, s.h.opts.MaxToolOutputLength))
 	default:
 		s.reply(id, r.Result)
 	}

@@ -585,3 +585,27 @@ func TestAdminAPI(t *testing.T) {
 		}
 	}
 }
+
+// TestAllowedServerNamesAdmin: the allowlist also holds for the admin API
+// and for registrations already in the store.
+func TestAllowedServerNamesAdmin(t *testing.T) {
+	h, srv := startHTTPHubOpts(t, &Options{AllowedServerNames: []string{"cfg", "ok"}}, nil, fixtureSpec("cfg", "-only", "echo"))
+	api := srv.URL + "/api/servers"
+	body := fmt.Sprintf(`{"name":"other","command":%q,"args":["-only","pid"]}`, fixture)
+	if code, out := apiDo(t, "POST", api, body, testToken); code != 403 || out["error"] != "PERMISSION_DENIED" || !strings.Contains(fmt.Sprint(out["message"]), "allowedServerNames") {
+		t.Errorf("add of a name not allowed: %d %v", code, out)
+	}
+	// A registration another process stored is not run.
+	st := h.opts.Store
+	spec := fixtureSpec("stored", "-only", "pid")
+	if _, err := st.Create(t.Context(), upstream.Registration{Spec: spec, Enabled: true, AutoConnect: true,
+		Source: upstream.SourceCLI, Approval: upstream.ApprovalApproved, ApprovedHash: spec.Launch().Hash()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.reconcile(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := h.Manager().Get("stored"); ok {
+		t.Error("a stored registration whose name is not allowed was started")
+	}
+}

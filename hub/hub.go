@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,6 +53,13 @@ type Options struct {
 	// StorePoll is how often the hub checks the store for changes made by
 	// other processes (1s).
 	StorePoll time.Duration
+	// MaxToolOutputLength caps the characters of text in one tools/call
+	// result: longer text is cut with a visible marker and a _meta flag
+	// (0: no limit).
+	MaxToolOutputLength int
+	// AllowedServerNames, when not empty, are the only upstream names the
+	// hub registers or runs, whoever asks.
+	AllowedServerNames []string
 }
 
 // Hub is an MCP server that serves the merged catalog of its upstreams. It
@@ -81,7 +90,7 @@ type Hub struct {
 	mu       sync.Mutex // guards following
 	sessions map[*session]struct{}
 	parsed   map[string]*parsedInventory   // by upstream name
-	shadowed map[string]bool               // shadow pairs already logged
+	shadowed map[string]bool               // warnings already logged: shadow pairs, …
 	cached   map[string]upstream.Inventory // capability cache read at Start
 	local    map[string]bool               // added by AddUpstream: not stored, not gated
 	changed  chan struct{}                 // closed and replaced after each rebuild
@@ -210,12 +219,27 @@ func (h *Hub) Manager() *upstream.Manager { return h.mgr }
 // Catalog returns the catalog the hub serves now.
 func (h *Hub) Catalog() *catalog.Catalog { return h.cat.Load().cat }
 
+// ErrNotAllowed is wrapped by the error of an upstream whose name is not in
+// Options.AllowedServerNames.
+var ErrNotAllowed = errors.New("not an allowed server name")
+
+// allowed reports whether the allowlist admits name.
+func (h *Hub) allowed(name string) error {
+	if len(h.opts.AllowedServerNames) == 0 || slices.Contains(h.opts.AllowedServerNames, name) {
+		return nil
+	}
+	return fmt.Errorf("%w: %q (allowed: %s)", ErrNotAllowed, name, strings.Join(h.opts.AllowedServerNames, ", "))
+}
+
 // AddUpstream adds an upstream for this process only, trusted as the
 // program that embeds the hub: it is not stored and needs no approval. It
 // fails (upstream.ErrExists) when an upstream of that name runs already;
 // while it exists, a stored registration of the same name is not started.
 // Eager upstreams start connecting at once.
 func (h *Hub) AddUpstream(spec upstream.Spec, opts upstream.AddOptions) error {
+	if err := h.allowed(spec.Name); err != nil {
+		return err
+	}
 	h.mu.Lock()
 	was := h.local[spec.Name]
 	h.local[spec.Name] = true // before it runs: its gate asks

@@ -48,6 +48,11 @@ var ErrApprovalRequired = errors.New("approval required")
 // a Store it then keeps following the store (changes made by the mcp-hub
 // command line, or another hub) until Close.
 func (h *Hub) Start(ctx context.Context, config []ConfigServer) error {
+	for _, c := range config {
+		if err := h.allowed(c.Spec.Name); err != nil {
+			return fmt.Errorf("upstream %s in the config file: %w", c.Spec.Name, err)
+		}
+	}
 	if h.opts.Store == nil {
 		for _, c := range config {
 			if _, err := h.mgr.Add(c.Spec, upstream.AddOptions{Disabled: c.Disabled}); err != nil {
@@ -154,6 +159,10 @@ func (h *Hub) reconcile(ctx context.Context) error {
 			h.revoke(ctx, r.Spec.Name, "the stored launch spec differs from the one that was approved")
 			continue
 		}
+		if err := h.allowed(r.Spec.Name); err != nil {
+			h.warnOnce("not-allowed\x00"+r.Spec.Name, "registered upstream not started", "upstream", r.Spec.Name, "err", err)
+			continue
+		}
 		want[r.Spec.Name] = r
 	}
 	for _, u := range h.mgr.List() {
@@ -217,6 +226,9 @@ func (h *Hub) revoke(ctx context.Context, name, why string) {
 // gate runs before every connection attempt: with a store, the launch spec
 // about to run must be the one a person approved.
 func (h *Hub) gate(ctx context.Context, spec upstream.Spec) error {
+	if err := h.allowed(spec.Name); err != nil {
+		return err
+	}
 	if h.opts.Store == nil || h.isLocal(spec.Name) {
 		return nil
 	}
@@ -305,4 +317,15 @@ func (h *Hub) forgetUpstream(name string) {
 func auditDetail(spec upstream.Spec) json.RawMessage {
 	b, _ := json.Marshal(map[string]any{"launch": spec.Launch(), "description": spec.Description})
 	return b
+}
+
+// warnOnce logs a warning the first time key is seen.
+func (h *Hub) warnOnce(key, msg string, args ...any) {
+	h.mu.Lock()
+	seen := h.shadowed[key]
+	h.shadowed[key] = true
+	h.mu.Unlock()
+	if !seen {
+		h.logger.Warn(msg, args...)
+	}
 }

@@ -53,6 +53,10 @@ type Status struct {
 	// Manual is set when an admin disconnected the upstream: it stays down
 	// and its tools leave the catalog until it is connected again.
 	Manual bool `json:"manual,omitempty"`
+	// Idle is set while a stdio upstream is stopped because it was not
+	// used for its idle timeout; the next call starts it again, and its
+	// tools stay in the catalog meanwhile.
+	Idle bool `json:"idle,omitempty"`
 	// Settled is set once the first connect attempt has finished (or none
 	// will be made). A hub waits for unsettled upstreams before its first
 	// tools/list.

@@ -258,7 +258,7 @@ func (u *Upstream) ready(ctx context.Context) (*Conn, error) {
 			if soon {
 				break // a retry is imminent: wait for it
 			}
-			if !lastTry.IsZero() && time.Since(lastTry) < onDemandGap && st.State != StatePending {
+			if !lastTry.IsZero() && time.Since(lastTry) < onDemandGap && st.State != StatePending && !st.Idle {
 				return nil, notReady
 			}
 			kicked, kickedAt = true, attempt
@@ -403,6 +403,14 @@ func (u *Upstream) run(start State) {
 		case outcomeRestart:
 			attempts, retryAt = 0, time.Time{}
 			continue
+		case outcomeIdle:
+			// Stopped for want of use; the next call starts it again.
+			wantUp, retryAt, attempts = false, time.Time{}, 0
+			u.update(func(s *Status, _ *Inventory) {
+				s.State, s.Idle, s.PID, s.NextRetry, s.LastError = StateDisconnected, true, 0, time.Time{}, ""
+			})
+			u.logger.Info("upstream stopped after being idle", "idle_timeout", u.Spec().IdleTimeout.Std())
+			continue
 		}
 		// The connection died.
 		if time.Since(connectedAt) > b.Max {
@@ -444,12 +452,13 @@ const (
 	outcomeDisconnect
 	outcomeDisable
 	outcomeRestart
+	outcomeIdle
 )
 
 // attemptOnce makes one connection attempt: gate, spawn slot, dial,
 // initialize, list. On success the connection is live and published.
 func (u *Upstream) attemptOnce() (*Conn, error) {
-	u.update(func(s *Status, _ *Inventory) { s.State, s.Manual, s.NextRetry = StateConnecting, false, time.Time{} })
+	u.update(func(s *Status, _ *Inventory) { s.State, s.Manual, s.Idle, s.NextRetry = StateConnecting, false, false, time.Time{} })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -518,9 +527,27 @@ func (u *Upstream) serve(conn *Conn) (outcome, error) {
 		defer t.Stop()
 		tick = t.C
 	}
+	// A stdio upstream with an idle timeout is stopped when no call used it
+	// for that long (and none is in flight).
+	var idleTick <-chan time.Time
+	idle := u.Spec().IdleTimeout.Std()
+	since := time.Now()
+	if idle > 0 && u.Spec().Transport == TransportStdio {
+		t := time.NewTicker(min(max(idle/4, 10*time.Millisecond), 5*time.Second))
+		defer t.Stop()
+		idleTick = t.C
+	}
 	failures := 0
 	for {
 		select {
+		case <-idleTick:
+			last := time.Unix(0, u.lastUse.Load())
+			if last.Before(since) {
+				last = since
+			}
+			if len(u.inflight) == 0 && time.Since(last) >= idle {
+				return outcomeIdle, nil
+			}
 		case <-u.stop:
 			return outcomeStopped, nil
 		case <-conn.Done():

@@ -606,3 +606,38 @@ func TestStderrIsLoggedRateLimitedAndRedacted(t *testing.T) {
 		t.Error("secret value in the stderr tail")
 	}
 }
+
+// TestIdleTimeout: a stdio upstream unused for its idle timeout is stopped
+// (its process gone, its inventory kept) and the next call starts it again;
+// a call in flight keeps it up.
+func TestIdleTimeout(t *testing.T) {
+	m := newManager(t, fastOptions(t))
+	spec := stdioSpec("fx", "-only", "pid,sleep_ms")
+	spec.IdleTimeout = Duration(300 * time.Millisecond)
+	u, _ := m.Add(spec, AddOptions{})
+	st := waitState(t, u, 10*time.Second, StateConnected)
+	first := st.PID
+
+	// A call longer than the idle timeout keeps it up.
+	callText(t, u, "sleep_ms", `{"ms":700}`)
+	if now := u.Status(); now.State != StateConnected || now.PID != first {
+		t.Fatalf("stopped during a call: %+v", now)
+	}
+
+	st = waitState(t, u, 10*time.Second, StateDisconnected)
+	if !st.Idle || st.Manual || st.LastError != "" {
+		t.Errorf("idle status = %+v, want Idle, not Manual, no error", st)
+	}
+	if alive := testbin.WaitGone(5*time.Second, first); len(alive) > 0 {
+		t.Errorf("the idle upstream's process %v is still alive", alive)
+	}
+	if inv := u.Inventory(); len(inv.Tools) != 2 {
+		t.Errorf("inventory while idle has %d tools, want 2 kept", len(inv.Tools))
+	}
+
+	got := callText(t, u, "pid", `{}`)
+	st = u.Status()
+	if st.State != StateConnected || st.Idle || st.PID == first || !strings.Contains(got, fmt.Sprint(st.PID)) {
+		t.Errorf("after a call: status %+v, pid result %s; want a new process serving it", st, got)
+	}
+}
