@@ -452,7 +452,9 @@ func (h *Hub) waitSettled(ctx context.Context) {
 // catalog reflects it.
 func (h *Hub) settled() bool {
 	for _, u := range h.mgr.List() {
-		if !u.Status().Settled {
+		// An upstream served from the capability cache (warm start) is as
+		// good as settled: its tools are listed while it connects.
+		if st := u.Status(); !st.Settled && !st.Stale {
 			return false
 		}
 	}

@@ -62,6 +62,14 @@ func startHub(tb testing.TB, opts *Options, specs ...upstream.Spec) (*Hub, *pipe
 			tb.Fatal(err)
 		}
 	}
+	tb.Cleanup(func() { h.Close() })
+	return h, stdioClient(tb, h)
+}
+
+// stdioClient serves one in-process stdio session of h and returns an
+// initialized client for it.
+func stdioClient(tb testing.TB, h *Hub) *pipeClient {
+	tb.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -102,12 +110,11 @@ func startHub(tb testing.TB, opts *Options, specs ...upstream.Spec) (*Hub, *pipe
 		inW.Close()
 		cancel()
 		<-served
-		h.Close()
 		outW.Close()
 	})
 	c.call(tb, 1, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
 	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	return h, c
+	return c
 }
 
 func (c *pipeClient) send(line string) {
