@@ -110,13 +110,14 @@ func (s *session) forward(m wire.Message, up *upstream.Upstream, method, label s
 	start := time.Now()
 	// Fast path: the upstream's reader goroutine delivers the reply
 	// straight to this session; no goroutine per call.
-	if cancel, ok := up.TryStart(method, params, func(r upstream.Reply, err error) {
+	tag := &callRef{s: s, id: id}
+	if cancel, ok := up.TryStartTag(method, params, tag, func(r upstream.Reply, err error) {
 		s.finish(key, id, up, method, label, token, r, err, start)
 	}); ok {
 		s.setCancel(key, cancel)
 		return
 	}
-	ctx, cancel := context.WithCancel(s.ctx)
+	ctx, cancel := context.WithCancel(upstream.WithTag(s.ctx, tag))
 	s.setCancel(key, cancel)
 	go func() {
 		defer cancel()
@@ -328,10 +329,17 @@ func (t *progressTable) dropSession(s *session) {
 
 // Notification implements upstream.Events: it routes what upstreams send on
 // their own initiative to the right sessions.
-func (h *Hub) Notification(c *upstream.Conn, method string, params []byte, _ []byte) {
+func (h *Hub) Notification(c *upstream.Conn, method string, params []byte, origin []byte) {
 	switch method {
 	case "notifications/resources/updated":
 		h.resourceUpdated(c.Name(), params)
+	case "notifications/message":
+		h.upstreamLog(c, params, origin)
+	case "notifications/cancelled":
+		// The upstream withdrew a request it sent (and the hub forwarded).
+		if v, err := wire.Get(params, "requestId"); err == nil && v != nil {
+			h.fwd.cancel(c, v)
+		}
 	case "notifications/progress":
 		tok, err := wire.Get(params, "progressToken")
 		if err != nil || tok == nil {
@@ -346,11 +354,4 @@ func (h *Hub) Notification(c *upstream.Conn, method string, params []byte, _ []b
 			r.s.notify("notifications/progress", out, r.req)
 		}
 	}
-}
-
-// Request implements upstream.Events: server→client requests from upstreams
-// are refused until the hub can attribute them to a session.
-func (h *Hub) Request(c *upstream.Conn, id []byte, method string, _ []byte, _ []byte) {
-	msg := fmt.Sprintf("mcp-hub does not forward %s requests from upstream %q", method, c.Name())
-	_ = c.Respond(context.Background(), id, nil, wire.AppendErrorBody(nil, jsonrpc.CodeMethodNotFound, msg, nil))
 }

@@ -80,6 +80,9 @@ type Hub struct {
 
 	progress    progressTable
 	subs        subscriptions
+	fwd         forwards      // server→client requests forwarded to sessions
+	askSeq      atomic.Uint64 // ids of requests the hub sends clients
+	logs        upstreamLogs
 	adminWrites writeLimiter
 	metrics     *metrics
 	mgrOpts     upstream.Options // the manager's effective options
@@ -168,9 +171,13 @@ func New(opts *Options) (*Hub, error) {
 		saveKick: make(chan struct{}, 1),
 		metrics:  newMetrics(),
 	}
+	h.logs.level = noLevel
 	uo := o.Upstream
 	uo.Logger = o.Logger
 	uo.Events = h
+	if uo.ClientCapabilities == nil {
+		uo.ClientCapabilities = clientCapabilities
+	}
 	uo.OnChange = h.upstreamChanged
 	uo.Gate = h.gate
 	if uo.ClientName == "" {
@@ -211,6 +218,26 @@ func New(opts *Options) (*Hub, error) {
 func (h *Hub) catalogOptions() *catalog.Options {
 	o := h.opts.Catalog
 	return &o
+}
+
+// clientCapabilities is what the hub declares to an upstream: sampling,
+// elicitation and roots unless the upstream's spec forbids them. Whether a
+// given request reaches a client then depends on the session it is for.
+func clientCapabilities(spec *upstream.Spec) *mcp.ClientCapabilities {
+	on := func(b *bool) bool { return b == nil || *b }
+	caps := &mcp.ClientCapabilities{}
+	if on(spec.AllowSampling) {
+		//lint:ignore SA1019 sampling is deprecated in 2026-07-28; upstreams speak 2025-11-25
+		caps.Sampling = &mcp.SamplingCapabilities{}
+	}
+	if on(spec.AllowElicitation) {
+		caps.Elicitation = &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}
+	}
+	if on(spec.AllowRoots) {
+		//lint:ignore SA1019 roots are deprecated in 2026-07-28; upstreams speak 2025-11-25
+		caps.RootsV2 = &mcp.RootCapabilities{}
+	}
+	return caps
 }
 
 // Manager returns the hub's upstream manager.
@@ -372,6 +399,7 @@ func (h *Hub) rebuildNow() {
 		}
 	}
 	h.renewSubscriptions()
+	h.applyLogLevel()
 }
 
 // parse returns the parsed items of an inventory, cached per version.

@@ -34,11 +34,13 @@ type session struct {
 	toSDK  chan jsonrpc.Message
 	ss     atomic.Pointer[mcp.ServerSession] // set once go-sdk is connected
 
-	listed atomic.Bool // a tools/list was answered
+	listed   atomic.Bool  // a tools/list was answered
+	logLevel atomic.Int32 // the level the client set (noLevel: none)
 
 	mu        sync.Mutex // guards following
 	inflight  map[string]*call
-	sdkCalls  map[string][]byte // client requests go-sdk is handling, by canonical id
+	sdkCalls  map[string][]byte        // client requests go-sdk is handling, by canonical id
+	asks      map[string]chan outReply // requests the hub sent the client, by raw id
 	closed    bool
 	closeOnce sync.Once
 }
@@ -81,7 +83,9 @@ func (h *Hub) newSession(ctx context.Context, id string, out outbox) (*session, 
 		toSDK:    make(chan jsonrpc.Message, 16),
 		inflight: map[string]*call{},
 		sdkCalls: map[string][]byte{},
+		asks:     map[string]chan outReply{},
 	}
+	s.logLevel.Store(noLevel)
 	if err := h.addSession(s); err != nil {
 		cancel()
 		return nil, err
@@ -159,13 +163,19 @@ func (s *session) handle(line []byte) {
 			if s.callTool(line, m) {
 				return
 			}
+		case "logging/setLevel":
+			s.setLogLevel(m.Params) // and go-sdk answers
 		default:
 			if s.routeRequest(m) {
 				return
 			}
 		}
 	case m.IsNotification():
-		if m.Method == "notifications/cancelled" && s.cancelCall(m.Params) {
+		if m.Method == "notifications/cancelled" && (s.cancelCall(m.Params) || s.cancelAsk(m.Params)) {
+			return
+		}
+	case m.IsResponse():
+		if s.answer(m) {
 			return
 		}
 	}

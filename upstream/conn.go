@@ -82,6 +82,44 @@ type waiter struct {
 	ch    chan result
 	done  func(Reply, error)
 	timer *time.Timer
+	tag   any // the caller's, for attributing what the upstream sends meanwhile
+}
+
+type tagKey struct{}
+
+// WithTag returns a context that tags the requests made with it ([Conn.Call],
+// [Upstream.Call]), so that notifications and requests the upstream sends
+// while serving them can be attributed ([Conn.Tag], [Conn.Tags]).
+func WithTag(ctx context.Context, tag any) context.Context {
+	return context.WithValue(ctx, tagKey{}, tag)
+}
+
+// Tag returns the tag of the request in flight with the raw hub id id (an
+// origin passed to [Events]), or nil.
+func (c *Conn) Tag(id []byte) any {
+	n, ok := wire.ParseHubID(id)
+	if !ok {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if w := c.pending[n]; w != nil {
+		return w.tag
+	}
+	return nil
+}
+
+// Tags returns the tags of the requests in flight that have one.
+func (c *Conn) Tags() []any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []any
+	for _, w := range c.pending {
+		if w.tag != nil {
+			out = append(out, w.tag)
+		}
+	}
+	return out
 }
 
 func (w *waiter) settle(r result) {
@@ -129,7 +167,7 @@ func (c *Conn) InitializeResult() *mcp.InitializeResult { return c.init }
 // none). When ctx ends first, the hub tells the upstream with
 // notifications/cancelled and returns ctx's error.
 func (c *Conn) Call(ctx context.Context, method string, params []byte) (Reply, error) {
-	w := &waiter{ch: make(chan result, 1)}
+	w := &waiter{ch: make(chan result, 1), tag: ctx.Value(tagKey{})}
 	n, id, err := c.register(w)
 	if err != nil {
 		return Reply{}, err
@@ -152,11 +190,11 @@ func (c *Conn) Call(ctx context.Context, method string, params []byte) (Reply, e
 // Start sends a request without waiting: done is called exactly once, with
 // the reply (from the connection's reader goroutine), with the connection's
 // error when it dies first, or with ErrTimeout when timeout passes first (the
-// request is then cancelled upstream). The returned cancel withdraws the
+// request is then cancelled upstream). tag is as for [WithTag]. The returned cancel withdraws the
 // request and notifies the upstream; done then gets context.Canceled, unless
 // the reply won the race. done must not block. When Start returns an error,
 // done is never called.
-func (c *Conn) Start(method string, params []byte, timeout time.Duration, done func(Reply, error)) (cancel func(), err error) {
+func (c *Conn) Start(method string, params []byte, timeout time.Duration, tag any, done func(Reply, error)) (cancel func(), err error) {
 	n := c.nextID.Add(1)
 	id := wire.HubID(make([]byte, 0, 24), n)
 	withdraw := func(why error) {
@@ -165,7 +203,7 @@ func (c *Conn) Start(method string, params []byte, timeout time.Duration, done f
 			w.settle(result{err: why})
 		}
 	}
-	w := &waiter{done: done}
+	w := &waiter{done: done, tag: tag}
 	if timeout > 0 {
 		// Armed before the waiter is published, so settle never races with
 		// this assignment.

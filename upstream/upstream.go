@@ -162,6 +162,11 @@ func (u *Upstream) Call(ctx context.Context, method string, params []byte) (Repl
 // an error, or ErrTimeout after the call timeout. ok is false when the call
 // has to take the slow path, Call: not connected, or every slot busy.
 func (u *Upstream) TryStart(method string, params []byte, done func(Reply, error)) (cancel func(), ok bool) {
+	return u.TryStartTag(method, params, nil, done)
+}
+
+// TryStartTag is TryStart with a tag, as for [WithTag].
+func (u *Upstream) TryStartTag(method string, params []byte, tag any, done func(Reply, error)) (cancel func(), ok bool) {
 	conn := u.conn.Load()
 	if conn == nil || conn.Err() != nil {
 		return nil, false
@@ -176,13 +181,13 @@ func (u *Upstream) TryStart(method string, params []byte, done func(Reply, error
 	if t := u.Spec().CallTimeout.Std(); t > 0 {
 		timeout = t
 	}
-	cancel, err := conn.Start(method, params, timeout, func(r Reply, err error) {
+	cancel, err := conn.Start(method, params, timeout, tag, func(r Reply, err error) {
 		<-u.inflight
 		if errors.Is(err, ErrSessionMissing) {
 			// Refused unrun by an upstream that forgot the session: retry
 			// once on the next session (off the reader goroutine).
 			go func() {
-				ctx, stop := context.WithTimeout(context.Background(), timeout)
+				ctx, stop := context.WithTimeout(WithTag(context.Background(), tag), timeout)
 				defer stop()
 				if c, rerr := u.ready(ctx); rerr == nil {
 					r, err = c.Call(ctx, method, params)
