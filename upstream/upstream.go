@@ -463,7 +463,9 @@ const (
 // attemptOnce makes one connection attempt: gate, spawn slot, dial,
 // initialize, list. On success the connection is live and published.
 func (u *Upstream) attemptOnce() (*Conn, error) {
-	u.update(func(s *Status, _ *Inventory) { s.State, s.Manual, s.Idle, s.NextRetry = StateConnecting, false, false, time.Time{} })
+	u.update(func(s *Status, _ *Inventory) {
+		s.State, s.Manual, s.Idle, s.NextRetry = StateConnecting, false, false, time.Time{}
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
