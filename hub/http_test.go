@@ -99,6 +99,12 @@ func authClient() *http.Client {
 // sdkSession connects a go-sdk client over streamable HTTP (or SSE).
 func sdkSession(t *testing.T, url string, sse bool, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
+	return sdkSessionRoots(t, url, sse, opts)
+}
+
+// sdkSessionRoots is sdkSession for a client with roots.
+func sdkSessionRoots(t *testing.T, url string, sse bool, opts *mcp.ClientOptions, roots ...*mcp.Root) *mcp.ClientSession {
+	t.Helper()
 	var tr mcp.Transport = &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: authClient()}
 	if sse {
 		tr = &mcp.SSEClientTransport{Endpoint: url + "/sse", HTTPClient: authClient()}
@@ -107,7 +113,9 @@ func sdkSession(t *testing.T, url string, sse bool, opts *mcp.ClientOptions) *mc
 	// context must live as long as the session.
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "http-test", Version: "1"}, opts).Connect(ctx, tr, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "http-test", Version: "1"}, opts)
+	client.AddRoots(roots...)
+	cs, err := client.Connect(ctx, tr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

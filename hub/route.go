@@ -173,7 +173,7 @@ func (s *session) cannot(method string, params []byte) string {
 	return ""
 }
 
-var secretName = regexp.MustCompile(`(?i)pass(word|wd|phrase)?$|^pin$|secret|token|api[_-]?key|credential|private[_-]?key`)
+var secretName = regexp.MustCompile(`(?i)password|passphrase|passwd|(^|[_-])pass$|^pin$|secret|token|api[_-]?key|credential|private[_-]?key`)
 
 // secretField returns the name of a requested form field that asks for a
 // secret (by name, or by format "password"), or "".

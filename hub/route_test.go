@@ -1,0 +1,273 @@
+package hub
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/upstream"
+)
+
+// httpFixture runs the fixture serving streamable HTTP and returns a spec
+// for it.
+func httpFixture(t *testing.T, name string, args ...string) upstream.Spec {
+	t.Helper()
+	cmd := exec.Command(fixture, append([]string{"-transport", "http", "-addr", "127.0.0.1:0"}, args...)...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "LISTENING ")
+	if !ok {
+		t.Fatalf("fixture printed %q", line)
+	}
+	return upstream.Spec{Name: name, URL: url, Transport: upstream.TransportHTTP}
+}
+
+// routeClient is a go-sdk client session that answers sampling, elicitation
+// and roots with its own tag, and records the log messages it gets.
+type routeClient struct {
+	cs       *mcp.ClientSession
+	tag      string
+	logs     atomic.Int32
+	elicits  atomic.Int32
+	progress atomic.Int32
+}
+
+func newRouteClient(t *testing.T, url string, sse bool, tag string) *routeClient {
+	t.Helper()
+	rc := &routeClient{tag: tag}
+	opts := &mcp.ClientOptions{
+		CreateMessageHandler: func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "test", Content: &mcp.TextContent{Text: "sampled by " + tag}}, nil
+		},
+		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			rc.elicits.Add(1)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "answered by " + tag}}, nil
+		},
+		LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { rc.logs.Add(1) },
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			if r.Params.ProgressToken == "tok-"+tag {
+				rc.progress.Add(1)
+			}
+		},
+	}
+	rc.cs = sdkSessionRoots(t, url, sse, opts, &mcp.Root{URI: "file:///" + tag, Name: tag})
+	return rc
+}
+
+func (rc *routeClient) call(t *testing.T, name string, args map[string]any) (string, bool) {
+	t.Helper()
+	res, err := rc.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s %s: %v", rc.tag, name, err)
+	}
+	return res.Content[0].(*mcp.TextContent).Text, res.IsError
+}
+
+// TestRouteOneSession: an upstream's sampling, elicitation, roots and log
+// messages reach the one session calling it, over stdio and HTTP upstreams
+// and streamable and SSE clients.
+func TestRouteOneSession(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sse  bool
+		http bool
+	}{{"stdio upstream, streamable client", false, false}, {"stdio upstream, SSE client", true, false}, {"HTTP upstream, streamable client", false, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := fixtureSpec("fx", "-only", "sample,elicit,roots,log")
+			if tc.http {
+				spec = httpFixture(t, "fx", "-only", "sample,elicit,roots,log")
+			}
+			_, srv := startHTTPHub(t, nil, spec)
+			rc := newRouteClient(t, srv.URL, tc.sse, "A")
+			eventually(t, 10*time.Second, "the upstream's tools", func() bool {
+				res, err := rc.cs.ListTools(context.Background(), nil)
+				return err == nil && len(res.Tools) > 4
+			})
+			if got, isErr := rc.call(t, "sample", map[string]any{"prompt": "hi"}); isErr || got != "sampled by A" {
+				t.Errorf("sample: %q (isError %v)", got, isErr)
+			}
+			if got, isErr := rc.call(t, "elicit", map[string]any{"message": "q?"}); isErr || !strings.Contains(got, "answered by A") {
+				t.Errorf("elicit: %q (isError %v)", got, isErr)
+			}
+			if got, isErr := rc.call(t, "roots", nil); isErr || !strings.Contains(got, "file:///A") {
+				t.Errorf("roots: %q (isError %v)", got, isErr)
+			}
+			// No level set: no log messages.
+			rc.call(t, "log", map[string]any{"count": 2})
+			if err := rc.cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(100 * time.Millisecond) // the hub sets the upstream's level
+			rc.call(t, "log", map[string]any{"count": 3, "level": "warning"})
+			rc.call(t, "log", map[string]any{"count": 4, "level": "debug"}) // below the session's level
+			eventually(t, 10*time.Second, "3 log messages", func() bool { return rc.logs.Load() >= 3 })
+			time.Sleep(100 * time.Millisecond)
+			if n := rc.logs.Load(); n != 3 {
+				t.Errorf("%d log messages, want the 3 at or above info", n)
+			}
+		})
+	}
+}
+
+// TestRouteTwoSessions: two sessions call the same shared (HTTP) upstream at
+// once; each gets only its own progress, logs, elicitation and sampling.
+func TestRouteTwoSessions(t *testing.T) {
+	_, srv := startHTTPHub(t, nil, httpFixture(t, "fx", "-only", "sample,elicit,log,progress"))
+	a := newRouteClient(t, srv.URL, false, "A")
+	b := newRouteClient(t, srv.URL, true, "B")
+	for _, rc := range []*routeClient{a, b} {
+		if err := rc.cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 10*time.Second, "the upstream's tools", func() bool {
+		res, err := a.cs.ListTools(context.Background(), nil)
+		return err == nil && len(res.Tools) > 4
+	})
+	time.Sleep(100 * time.Millisecond) // the hub sets the upstream's log level
+	var wg sync.WaitGroup
+	for i, rc := range []*routeClient{a, b} {
+		wg.Go(func() {
+			for range 5 {
+				if got, isErr := rc.call(t, "elicit", map[string]any{"message": "q?"}); isErr || !strings.Contains(got, "answered by "+rc.tag) {
+					t.Errorf("%s elicit: %q", rc.tag, got)
+				}
+				if got, isErr := rc.call(t, "sample", map[string]any{"prompt": "p"}); isErr || got != "sampled by "+rc.tag {
+					t.Errorf("%s sample: %q", rc.tag, got)
+				}
+			}
+			rc.call(t, "log", map[string]any{"count": 3 + 4*i})
+			p := &mcp.CallToolParams{Name: "progress", Arguments: map[string]any{"steps": 4, "delay_ms": 5}}
+			p.SetProgressToken("tok-" + rc.tag)
+			if _, err := rc.cs.CallTool(context.Background(), p); err != nil {
+				t.Errorf("%s progress: %v", rc.tag, err)
+			}
+		})
+	}
+	wg.Wait()
+	eventually(t, 10*time.Second, "both sessions' logs", func() bool { return a.logs.Load() >= 3 && b.logs.Load() >= 7 })
+	time.Sleep(200 * time.Millisecond)
+	if a.logs.Load() != 3 || b.logs.Load() != 7 {
+		t.Errorf("log messages: A got %d (want its 3), B got %d (want its 7)", a.logs.Load(), b.logs.Load())
+	}
+	if a.elicits.Load() != 5 || b.elicits.Load() != 5 {
+		t.Errorf("elicitations: A answered %d, B %d; want 5 each", a.elicits.Load(), b.elicits.Load())
+	}
+	if a.progress.Load() == 0 || b.progress.Load() == 0 {
+		t.Errorf("progress with the session's own token: A %d, B %d", a.progress.Load(), b.progress.Load())
+	}
+}
+
+// TestRouteAmbiguous: while two sessions wait on one stdio upstream, a
+// request it sends cannot be attributed: it is refused with a clear error
+// and reaches neither client; log messages reach neither.
+func TestRouteAmbiguous(t *testing.T) {
+	h, srv := startHTTPHub(t, nil, fixtureSpec("fx", "-only", "elicit,sleep_ms,log"))
+	a := newRouteClient(t, srv.URL, false, "A")
+	b := newRouteClient(t, srv.URL, false, "B")
+	for _, rc := range []*routeClient{a, b} {
+		if err := rc.cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 10*time.Second, "the upstream", func() bool { return h.settled() && len(h.Catalog().Tools()) > 3 })
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.call(t, "sleep_ms", map[string]any{"ms": 1500})
+	}()
+	eventually(t, 10*time.Second, "A's call in flight", func() bool {
+		u, _ := h.Manager().Get("fx")
+		c := u.Conn()
+		return c != nil && len(c.Tags()) == 1
+	})
+	got, isErr := b.call(t, "elicit", map[string]any{"message": "whose?"})
+	if !isErr || !strings.Contains(got, "cannot tell which of 2 client sessions") {
+		t.Errorf("elicit while two sessions wait: %q (isError %v)", got, isErr)
+	}
+	b.call(t, "log", map[string]any{"count": 2})
+	<-done
+	if a.elicits.Load()+b.elicits.Load() != 0 {
+		t.Errorf("an unattributable elicitation reached a client (A %d, B %d)", a.elicits.Load(), b.elicits.Load())
+	}
+	if a.logs.Load()+b.logs.Load() != 0 {
+		t.Errorf("unattributable log messages reached clients (A %d, B %d)", a.logs.Load(), b.logs.Load())
+	}
+}
+
+// TestRoutePolicy: an upstream whose spec forbids elicitation is not told
+// the hub can elicit, and a client that does not declare sampling gets no
+// sampling request; the upstream's call fails with an error that says so.
+func TestRoutePolicy(t *testing.T) {
+	no := false
+	spec := fixtureSpec("fx", "-only", "elicit,sample")
+	spec.AllowElicitation = &no
+	_, srv := startHTTPHub(t, nil, spec)
+	cs := sdkSession(t, srv.URL, false, nil) // declares nothing
+	eventually(t, 10*time.Second, "the upstream's tools", func() bool {
+		res, err := cs.ListTools(context.Background(), nil)
+		return err == nil && len(res.Tools) > 2
+	})
+	for _, c := range []struct{ tool, want string }{
+		// Not declared to the upstream at all: it knows not to ask.
+		{"elicit", "client does not support elicitation"},
+		{"sample", "did not declare the sampling capability"},
+	} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: map[string]any{"message": "m", "prompt": "p"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(res.Content)
+		if !res.IsError || !strings.Contains(string(b), c.want) {
+			t.Errorf("%s: %s, want an error containing %q", c.tool, b, c.want)
+		}
+	}
+}
+
+func TestSecretField(t *testing.T) {
+	tests := []struct {
+		props string
+		want  string
+	}{
+		{`{"answer":{"type":"string"}}`, ""},
+		{`{"username":{"type":"string"},"email":{"type":"string","format":"email"}}`, ""},
+		{`{"password":{"type":"string"}}`, "password"},
+		{`{"api_key":{"type":"string"}}`, "api_key"},
+		{`{"GitHubToken":{"type":"string"}}`, "GitHubToken"},
+		{`{"code":{"type":"string","format":"password"}}`, "code"},
+		{`{"passphrase":{"type":"string"}}`, "passphrase"},
+		{`{"client_secret":{"type":"string"}}`, "client_secret"},
+		{`{"compass":{"type":"string"}}`, ""},
+		{`{"db_pass":{"type":"string"}}`, "db_pass"},
+	}
+	for _, tt := range tests {
+		params := fmt.Sprintf(`{"message":"m","requestedSchema":{"type":"object","properties":%s}}`, tt.props)
+		if got := secretField([]byte(params)); got != tt.want {
+			t.Errorf("secretField(%s) = %q, want %q", tt.props, got, tt.want)
+		}
+	}
+}
