@@ -38,8 +38,10 @@ lint:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@latest ./... ./testdata/fixture/ ./testdata/conformance-client/
 
 # Measures the hub against direct connections to the same upstream; see
-# docs/BENCHMARKS.md.
+# docs/BENCHMARKS.md. Also installs the pinned npm peers of the peers suite
+# (make bench BENCHFLAGS="-suite peers"), which make test never needs.
 bench: deps
+	./scripts/npm-deps.sh bench
 	$(GO) run ./bench $(BENCHFLAGS)
 
 clean:

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,15 +35,11 @@ type httpServer struct {
 	tok string // bearer token, "" for none
 }
 
+// stop interrupts the server, then kills whatever is left of its process
+// tree; a process that survives even that is reported.
 func (s *httpServer) stop() {
-	_ = s.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-done
+	if err := stopTree(s.cmd, syscall.SIGINT); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
 	}
 }
 
@@ -75,22 +72,24 @@ func startScanning(cmd *exec.Cmd, r io.Reader, re *regexp.Regexp) (string, error
 	select {
 	case u, ok := <-found:
 		if !ok {
-			_ = cmd.Process.Kill()
+			_ = stopTree(cmd, syscall.SIGKILL)
 			return "", errors.New("the process exited before it listened")
 		}
 		return u, nil
 	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
+		_ = stopTree(cmd, syscall.SIGKILL)
 		return "", errors.New("no listening address within 30s")
 	}
 }
 
-func startDirectHTTP(fixture, transport string) (*httpServer, error) {
+// startDirectHTTP starts the fixture, exposing only the tools only,
+// serving transport ("streamable" or "sse") itself.
+func startDirectHTTP(fixture, transport, only string) (*httpServer, error) {
 	ft := "http"
 	if transport == "sse" {
 		ft = "sse"
 	}
-	cmd := exec.Command(fixture, "-transport", ft, "-addr", "127.0.0.1:0", "-only", "echo")
+	cmd := own(exec.Command(fixture, "-transport", ft, "-addr", "127.0.0.1:0", "-only", only))
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -106,17 +105,17 @@ func startDirectHTTP(fixture, transport string) (*httpServer, error) {
 // upstream. Its in-flight cap is raised above 32 so the 32-session run
 // measures the hub's own cost, not its queueing policy (the default cap of
 // 10 per upstream protects real servers).
-func startHubHTTP(dir, hubBin, fixture, transport string) (*httpServer, error) {
+func startHubHTTP(dir, hubBin, fixture, transport, only string) (*httpServer, error) {
 	cfg := filepath.Join(dir, "bench-http.yaml")
-	if err := os.WriteFile(cfg, fmt.Appendf(nil, "logLevel: info\nlimits:\n  maxInFlight: 64\nhttp:\n  token: %s\nmcpServers:\n  fx:\n    command: %s\n    args: [\"-only\", \"echo\"]\n",
-		benchToken, fixture), 0o600); err != nil {
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, "logLevel: info\nlimits:\n  maxInFlight: 64\nhttp:\n  token: %s\nmcpServers:\n  fx:\n    command: %s\n    args: [\"-only\", %q]\n",
+		benchToken, fixture, only), 0o600); err != nil {
 		return nil, err
 	}
 	args := []string{"serve", "--config", cfg, "--data-dir", filepath.Join(dir, "data-http"), "--http", "127.0.0.1:0"}
 	if *hubProf != "" {
 		args = append(args, "--cpuprofile", *hubProf)
 	}
-	cmd := exec.Command(hubBin, args...)
+	cmd := own(exec.Command(hubBin, args...))
 	errp, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -153,22 +152,44 @@ func httpClient(tok string) *http.Client {
 	return &http.Client{Transport: tokenTransport{tok, tr}}
 }
 
-// connectHTTP opens a go-sdk client session to s and waits until echo
-// answers.
-func connectHTTP(s *httpServer, transport string, hc *http.Client) (*mcp.ClientSession, error) {
+// connectHTTP opens a go-sdk client session to s and waits until the echo
+// tool, named tool by s, answers.
+func connectHTTP(s *httpServer, transport, tool string, hc *http.Client) (*mcp.ClientSession, error) {
 	var tr mcp.Transport = &mcp.StreamableClientTransport{Endpoint: s.url, HTTPClient: hc}
 	if transport == "sse" {
 		tr = &mcp.SSEClientTransport{Endpoint: s.url, HTTPClient: hc}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
 	// The SSE transport keeps its stream on this context: it lives as long
-	// as the session.
-	cs, err := client.Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		return nil, err
+	// as the session. So the 30 s limit on connecting is a timer.
+	type connected struct {
+		cs  *mcp.ClientSession
+		err error
 	}
+	ch := make(chan connected, 1)
+	go func() {
+		cs, err := client.Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		ch <- connected{cs, err}
+	}()
+	var cs *mcp.ClientSession
+	select {
+	case c := <-ch:
+		if c.err != nil {
+			return nil, c.err
+		}
+		cs = c.cs
+	case <-time.After(30 * time.Second):
+		go func() {
+			if c := <-ch; c.cs != nil {
+				c.cs.Close()
+			}
+		}()
+		return nil, fmt.Errorf("connecting to %s: no session within 30s", s.url)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	for i := 0; ; i++ {
-		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"msg": "hello"}}); err == nil {
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"msg": "hello"}}); err == nil {
 			return cs, nil
 		} else if i > 300 {
 			cs.Close()
@@ -188,15 +209,15 @@ func httpSuite(dir, hubBin, fixture string) {
 				var srv *httpServer
 				var err error
 				if side == "direct" {
-					srv, err = startDirectHTTP(fixture, transport)
+					srv, err = startDirectHTTP(fixture, transport, "echo")
 				} else {
-					srv, err = startHubHTTP(dir, hubBin, fixture, transport)
+					srv, err = startHubHTTP(dir, hubBin, fixture, transport, "echo")
 				}
 				check(err)
 				hc := httpClient(srv.tok)
 				sessions := make([]*mcp.ClientSession, 32)
 				for i := range sessions {
-					sessions[i], err = connectHTTP(srv, transport, hc)
+					sessions[i], err = connectHTTP(srv, transport, "echo", hc)
 					check(err)
 				}
 				pid := srv.cmd.Process.Pid

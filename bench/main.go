@@ -1,7 +1,7 @@
 // Command bench measures mcp-hub against a direct connection to the same
 // upstream, in one run, and prints markdown tables with the ratios.
 //
-//	go run ./bench [-reps 3] [-suite stdio,http,catalog]
+//	go run ./bench [-reps 3] [-suite stdio,http,catalog,peers]
 //
 // Every figure is a median over interleaved repetitions (direct, hub,
 // direct, hub, …), so background load hits both sides alike. Client, hub and
@@ -32,7 +32,7 @@ import (
 
 var (
 	reps   = flag.Int("reps", 3, "interleaved repetitions per measurement")
-	suites = flag.String("suite", "stdio,http,catalog", "comma-separated suites: stdio, http, catalog")
+	suites = flag.String("suite", "stdio,http,catalog", "comma-separated suites: stdio, http, catalog, peers")
 	calls1 = flag.Int("n1", 3000, "calls at concurrency 1")
 	calls2 = flag.Int("n32", 20000, "calls at concurrency 32")
 	nBig   = flag.Int("nbig", 300, "100 KiB calls")
@@ -57,6 +57,8 @@ func main() {
 			httpSuite(dir, hubBin, fixture)
 		case "catalog":
 			catalogSuite()
+		case "peers":
+			peersSuite(dir, hubBin, fixture)
 		default:
 			fmt.Fprintf(os.Stderr, "unknown suite %q\n", s)
 			os.Exit(2)
@@ -152,11 +154,24 @@ func run(s *session, conc, n int, tool string, args map[string]any) runResult {
 }
 
 // runOn makes n calls of tool with args from conc goroutines, goroutine i
-// on sessions[i%len(sessions)], and measures the CPU process pid used.
+// on sessions[i%len(sessions)], and measures the CPU process pid used. A
+// failed call ends the bench.
 func runOn(sessions []*mcp.ClientSession, pid, conc, n int, tool string, args map[string]any) runResult {
-	ctx := context.Background()
+	r, err := tryRunOn(sessions, pid, conc, n, tool, args)
+	check(err)
+	return r
+}
+
+// tryRunOn is runOn that returns the first failed call (and stops the
+// others) instead of ending the bench. The whole run has a deadline, so a
+// peer that stops answering cannot hang the bench.
+func tryRunOn(sessions []*mcp.ClientSession, pid, conc, n int, tool string, args map[string]any) (runResult, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
 	lat := make([]time.Duration, n)
 	var next atomic.Int64
+	var failOnce sync.Once
+	var failed error
 	cpu0 := cpuTime(pid)
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -165,20 +180,29 @@ func runOn(sessions []*mcp.ClientSession, pid, conc, n int, tool string, args ma
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1)) - 1
-				if i >= n {
+				if i >= n || ctx.Err() != nil {
 					return
 				}
 				t0 := time.Now()
 				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 				lat[i] = time.Since(t0)
-				if err != nil || res.IsError {
-					fmt.Fprintf(os.Stderr, "call %s failed: %v\n", tool, err)
-					os.Exit(1)
+				if err == nil && res.IsError {
+					err = fmt.Errorf("isError result %v", res.Content)
+				}
+				if err != nil {
+					failOnce.Do(func() {
+						failed = fmt.Errorf("call %d of %s failed: %w", i, tool, err)
+						cancel()
+					})
+					return
 				}
 			}
 		})
 	}
 	wg.Wait()
+	if failed != nil {
+		return runResult{}, failed
+	}
 	elapsed := time.Since(start)
 	cpu := cpuTime(pid) - cpu0
 	slices.Sort(lat)
@@ -187,7 +211,7 @@ func runOn(sessions []*mcp.ClientSession, pid, conc, n int, tool string, args ma
 		p99:        lat[n*99/100],
 		rps:        float64(n) / elapsed.Seconds(),
 		cpuPerCall: cpu / time.Duration(n),
-	}
+	}, nil
 }
 
 func median(xs []float64) float64 {
@@ -198,15 +222,23 @@ func median(xs []float64) float64 {
 
 func us(d float64) string { return fmt.Sprintf("%.0f", d/1e3) }
 
-func stdioSuite(dir, hubBin, fixture string) {
+// stdioTargets returns the fixture (tools echo and big) spawned directly
+// over stdio, and the hub spawned over stdio with the fixture as its stdio
+// upstream.
+func stdioTargets(dir, hubBin, fixture string) (direct, hub target) {
 	cfg := filepath.Join(dir, "bench-hub.yaml")
 	check(os.WriteFile(cfg, []byte(fmt.Sprintf("logLevel: warn\nmcpServers:\n  fx:\n    command: %s\n    args: [\"-only\", \"echo,big\"]\n", fixture)), 0o600))
-	direct := target{name: "direct", start: func() (*exec.Cmd, error) {
+	direct = target{name: "direct", start: func() (*exec.Cmd, error) {
 		return exec.Command(fixture, "-only", "echo,big"), nil
 	}}
-	hub := target{name: "hub", start: func() (*exec.Cmd, error) {
+	hub = target{name: "hub", start: func() (*exec.Cmd, error) {
 		return exec.Command(hubBin, "--config", cfg, "--data-dir", filepath.Join(dir, "data")), nil
 	}}
+	return direct, hub
+}
+
+func stdioSuite(dir, hubBin, fixture string) {
+	direct, hub := stdioTargets(dir, hubBin, fixture)
 	echo := map[string]any{"msg": "hello"}
 	type agg struct{ p50c1, p99c1, rps1, p50c32, p99c32, rps32, cpu32, big []float64 }
 	res := map[string]*agg{"direct": {}, "hub": {}}
