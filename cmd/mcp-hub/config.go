@@ -703,6 +703,22 @@ func (d *decoder) strs(key string) []string {
 	return nil
 }
 
+// decodeServer decodes one upstream entry, raw as a JSON or YAML decoder
+// produced it, exactly as decodeConfig decodes the entries of mcpServers:
+// the same keys, types, name rules and validation. mcp-hub import uses it
+// for the entries of a client's config file. Errors are *ConfigErrors whose
+// Key starts with "mcpServers.<name>".
+func decodeServer(file, name string, raw any) (ServerConfig, error) {
+	if err := upstream.ValidName(name); err != nil {
+		return ServerConfig{}, &ConfigError{File: file, Key: "mcpServers." + name, Msg: err.Error()}
+	}
+	d := decoder{file: file}
+	if err := d.walk("mcpServers", map[string]any{name: raw}); err != nil {
+		return ServerConfig{}, err
+	}
+	return d.server(name)
+}
+
 // server builds one upstream from mcpServers.<name>.*.
 func (d *decoder) server(name string) (ServerConfig, error) {
 	p := "mcpServers." + name + "."

@@ -91,6 +91,7 @@ func init() {
 		"remove":  {"remove a registered upstream", cmdRemove},
 		"approve": {"review and approve what an upstream runs", cmdApprove},
 		"reject":  {"reject an upstream so it never runs", cmdReject},
+		"import":  {"register the servers of a Claude Desktop, Cursor or VS Code config file", cmdImport},
 	}
 }
 

@@ -1,0 +1,340 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcp-hub/mcp-hub/internal/testbin"
+	"github.com/mcp-hub/mcp-hub/persist"
+	"github.com/mcp-hub/mcp-hub/upstream"
+)
+
+// cliSplit runs an mcp-hub command on dataDir and a config file ("" for an
+// empty one) and returns its stdout and stderr apart.
+func cliSplit(t *testing.T, dataDir, cfg string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	if cfg == "" {
+		cfg = writeFile(t, "none.yaml", "")
+	}
+	full := append([]string{args[0], "--data-dir", dataDir, "--config", cfg}, args[1:]...)
+	cmd := exec.Command(hubBin, full...)
+	cmd.Env = append(os.Environ(), "MCP_HUB_CONFIG=")
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errOut.String(), code
+}
+
+// importFixture returns the path of a file under testdata/import.
+func importFixture(t *testing.T, rel string) string {
+	t.Helper()
+	root, err := testbin.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(root, "testdata", "import", rel)
+}
+
+// storedRegs returns the registrations of dataDir by name.
+func storedRegs(t *testing.T, dataDir string) map[string]upstream.Registration {
+	t.Helper()
+	st := openTestStore(t, dataDir)
+	regs, err := st.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	out := map[string]upstream.Registration{}
+	for _, r := range regs {
+		out[r.Spec.Name] = r
+	}
+	return out
+}
+
+// reportLine matches the report line of one entry: outcome, name, detail.
+func reportLine(outcome, name, detail string) *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(outcome) + ` +` + regexp.QuoteMeta(name) + ` +.*` + regexp.QuoteMeta(detail))
+}
+
+func TestImportClientConfigs(t *testing.T) {
+	workspace := importFixture(t, "vscode")
+	tests := []struct {
+		name, file string
+		wantCode   int
+		want       map[string]upstream.Spec // the registrations, exactly
+		wantLines  []*regexp.Regexp
+	}{
+		{
+			name: "claude desktop", file: "claude_desktop_config.json", wantCode: exitOK,
+			want: map[string]upstream.Spec{
+				"filesystem": {Name: "filesystem", Transport: upstream.TransportStdio, Command: "npx",
+					Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/Users/me/notes", "/Users/me/Desktop"}},
+				"github": {Name: "github", Transport: upstream.TransportStdio, Command: "npx",
+					Args: []string{"-y", "@modelcontextprotocol/server-github"},
+					Env:  map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_0123456789abcdef"}},
+				"sqlite": {Name: "sqlite", Transport: upstream.TransportStdio, Command: "uvx",
+					Args: []string{"mcp-server-sqlite", "--db-path", "/Users/me/test.db"},
+					Env:  map[string]string{"LOG_LEVEL": "2", "SQLITE_KEY": "${SQLITE_KEY}"}},
+				// Defined twice: clients use the last definition.
+				"memory": {Name: "memory", Transport: upstream.TransportStdio, Command: "npx",
+					Args: []string{"-y", "@modelcontextprotocol/server-memory"},
+					Env:  map[string]string{"MEMORY_FILE_PATH": "/Users/me/memory.json"}},
+			},
+			wantLines: []*regexp.Regexp{
+				reportLine("added", "filesystem", "run: npx -y @modelcontextprotocol/server-filesystem /Users/me/notes /Users/me/Desktop"),
+				reportLine("skipped", "memory", "line 13: defined again at line 28; clients use the last definition, which is imported"),
+				reportLine("added", "memory", "with environment variables: MEMORY_FILE_PATH"),
+				reportLine("skipped", "my notes", `line 17: invalid name "my notes": must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$; rename it (to "my-notes", say)`),
+				reportLine("skipped", "hub_tools", `line 20: invalid name "hub_tools": "hub" and names starting "hub_" are reserved for the hub`),
+				regexp.MustCompile(`(?m)^Added 4, skipped 3, could not read 0\.`),
+			},
+		},
+		{
+			name: "cursor", file: "cursor_mcp.json", wantCode: exitFail,
+			want: map[string]upstream.Spec{
+				"remote": {Name: "remote", Transport: upstream.TransportHTTP,
+					URL:     "https://mcp.example.com/mcp?api_key=sk-live-123&region=${REGION}",
+					Headers: map[string]string{"Authorization": "Bearer ${EXAMPLE_TOKEN}", "X-Team": "team-secret"}},
+				"legacy": {Name: "legacy", Transport: upstream.TransportSSE, URL: "http://127.0.0.1:8931/sse"},
+				"stream": {Name: "stream", Transport: upstream.TransportHTTP, URL: "http://127.0.0.1:8932/mcp",
+					Headers: map[string]string{"Cookie": "file:/run/secrets/cookie"}},
+				"fetch": {Name: "fetch", Transport: upstream.TransportStdio, Command: "uvx",
+					Args: []string{"mcp-server-fetch", "--ignore-robots-txt"},
+					Env:  map[string]string{"HTTPS_PROXY": "http://proxy.internal:3128"}, Cwd: "/srv/fetch"},
+			},
+			wantLines: []*regexp.Regexp{
+				reportLine("added", "legacy", "connect (sse) to: http://127.0.0.1:8931/sse"),
+				reportLine("skipped", "Fetch.Server", `line 21: invalid name "Fetch.Server"`),
+				reportLine("skipped", "an-extremely-long-server-name-over-32-characters", `rename it (to "an-extremely-long-server-name-ov", say)`),
+				reportLine("could not read", "broken", "line 28: command: either command (stdio) or url (sse, http) is required"),
+				reportLine("could not read", "typo", `line 31: arg: unknown key (did you mean "args"?)`),
+				regexp.MustCompile(`(?m)^Added 4, skipped 2, could not read 2\.`),
+			},
+		},
+		{
+			name: "vs code", file: "vscode/.vscode/mcp.json", wantCode: exitOK,
+			want: map[string]upstream.Spec{
+				"workspace-fs": {Name: "workspace-fs", Transport: upstream.TransportStdio, Command: "npx",
+					Args: []string{"-y", "@modelcontextprotocol/server-filesystem", workspace}, Cwd: workspace,
+					// env wins over envFile.
+					Env: map[string]string{"DEBUG": "mcp:*", "API_KEY": "from-env-wins", "NODE_ENV": "production", "ALLOWED_DIR": "/tmp/allowed"}},
+				"api": {Name: "api", Transport: upstream.TransportHTTP, URL: "https://api.example.com/mcp",
+					Headers: map[string]string{"Authorization": "Bearer ${input:api-token}", "X-User": "${USER}"}},
+				// type sse with a URL that does not say so.
+				"events": {Name: "events", Transport: upstream.TransportSSE, URL: "https://events.example.com/stream"},
+			},
+			wantLines: []*regexp.Regexp{
+				regexp.MustCompile(`\(servers: VS Code\): 4 server\(s\)`),
+				regexp.MustCompile(`ignored dev \(VS Code's development mode\)`),
+				regexp.MustCompile(`read 2 variable\(s\) from envFile ` + regexp.QuoteMeta(filepath.Join(workspace, ".env"))),
+				regexp.MustCompile(`headers.Authorization: \$\{input:api-token\} is resolved by VS Code only`),
+				reportLine("skipped", "Bad Name!", `line 26: invalid name "Bad Name!"`),
+				regexp.MustCompile(`(?m)^Added 3, skipped 1, could not read 0\.`),
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := t.TempDir()
+			out, code := cli(t, data, "import", importFixture(t, tt.file))
+			if code != tt.wantCode {
+				t.Errorf("exit code %d, want %d", code, tt.wantCode)
+			}
+			for _, re := range tt.wantLines {
+				if !re.MatchString(out) {
+					t.Errorf("output lacks %s", re)
+				}
+			}
+			regs := storedRegs(t, data)
+			got := map[string]upstream.Spec{}
+			for name, r := range regs {
+				got[name] = r.Spec
+				if r.Source != upstream.SourceCLI || r.Approval != upstream.ApprovalApproved || !r.Approved() ||
+					r.ApprovedHash != r.Spec.Launch().Hash() || !r.Enabled || !r.AutoConnect {
+					t.Errorf("%s: source %s, approval %s (covers this launch spec: %v), enabled %v, auto-connect %v; want cli, approved, true, true, true",
+						name, r.Source, r.Approval, r.Approved(), r.Enabled, r.AutoConnect)
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("registrations (-want +got):\n%s", diff)
+			}
+			if t.Failed() {
+				t.Logf("output:\n%s", out)
+			}
+		})
+	}
+}
+
+func TestImportMalformed(t *testing.T) {
+	tests := []struct {
+		name, content string
+		want          string // a substring of the error
+	}{
+		{"missing comma", "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"}\n    \"b\": {\"command\": \"y\"}\n  }\n}\n",
+			"line 4, column 5: invalid JSON: invalid character '\"' after object key:value pair"},
+		{"unterminated", "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"\n", "line 4, column 1: invalid JSON: unexpected end of JSON input"},
+		{"double comma", `{"mcpServers": {"a": {"command": "x", "args": [1, 2,, 3]}}}`, "line 1, column 53: invalid JSON: invalid character ','"},
+		{"columns count characters", "{\"mcpServers\": {\"é\": {\"command\": \"ü\"} x}}", "line 1, column 39: invalid JSON: invalid character 'x'"},
+		{"empty", "", "line 1, column 1: invalid JSON: unexpected end of JSON input"},
+		{"not an object", "[1]", "expected a JSON object at the top level, got a list"},
+		{"no servers", `{"preferences": {}}`, "no MCP servers found: expected mcpServers (Claude Desktop, Claude Code, Cursor) or servers (VS Code)"},
+		{"servers not an object", "{\n\"mcpServers\": [1]}", "line 2: mcpServers: expected an object of servers by name"},
+		{"both shapes", `{"mcpServers": {}, "servers": {}}`, "has both mcpServers and servers"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := filepath.Join(t.TempDir(), "data")
+			file := writeFile(t, "client.json", tt.content)
+			stdout, stderr, code := cliSplit(t, data, "", "import", file)
+			if code != exitFail {
+				t.Errorf("exit code %d, want %d", code, exitFail)
+			}
+			if !strings.Contains(stderr, file+": "+tt.want) {
+				t.Errorf("stderr = %q, want it to contain %q", stderr, file+": "+tt.want)
+			}
+			if stdout != "" {
+				t.Errorf("stdout = %q, want nothing", stdout)
+			}
+			if _, err := os.Stat(data); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("data dir created (%v); a file that cannot be parsed must change nothing", err)
+			}
+		})
+	}
+	t.Run("missing file", func(t *testing.T) {
+		_, stderr, code := cliSplit(t, t.TempDir(), "", "import", filepath.Join(t.TempDir(), "nope.json"))
+		if code != exitFail || !strings.Contains(stderr, "nope.json: no such file or directory") {
+			t.Errorf("exit %d, stderr %q", code, stderr)
+		}
+	})
+}
+
+func TestImportJSONC(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`{"a": 1, // c "x"` + "\n}", `{"a": 1` + strings.Repeat(" ", 10) + "\n}"},
+		{`{"a": "//not", /* c */ "b": [1,],}`, `{"a": "//not",         "b": [1 ] }`},
+		{"{/* a\nb */\"x\": \"\\\"/*\"}", "{    \n    \"x\": \"\\\"/*\"}"},
+	} {
+		if got := string(stripJSONC([]byte(tt.in))); got != tt.want {
+			t.Errorf("stripJSONC(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestImportSkips: names already registered (by the CLI, or by the config
+// file) are skipped with a reason, and importing the same file twice adds
+// nothing the second time.
+func TestImportSkips(t *testing.T) {
+	data := t.TempDir()
+	cfg := writeFile(t, "hub.yaml", "mcpServers:\n  sqlite:\n    command: my-sqlite\n")
+	if out, code := cliConfig(t, data, cfg, "add", "github", "--", "my-github-server"); code != exitOK {
+		t.Fatalf("add: %d %s", code, out)
+	}
+	file := importFixture(t, "claude_desktop_config.json")
+	out, code := cliConfig(t, data, cfg, "import", file)
+	if code != exitOK {
+		t.Errorf("exit code %d, want 0", code)
+	}
+	for _, re := range []*regexp.Regexp{
+		reportLine("skipped", "github", `line 8: an upstream named "github" is already registered (by cli); mcp-hub remove github first to replace it`),
+		reportLine("skipped", "sqlite", "line 23: defined in "+cfg+", the hub's config file; edit it there"),
+		reportLine("added", "filesystem", "run: npx"),
+		regexp.MustCompile(`(?m)^Added 2, skipped 5, could not read 0\.`),
+	} {
+		if !re.MatchString(out) {
+			t.Errorf("output lacks %s", re)
+		}
+	}
+	regs := storedRegs(t, data)
+	if got := regs["github"].Spec.Command; got != "my-github-server" {
+		t.Errorf("github runs %q after import, want the registration it had", got)
+	}
+	if _, ok := regs["sqlite"]; ok {
+		t.Errorf("sqlite was registered although the config file defines it")
+	}
+
+	out, code = cliConfig(t, data, cfg, "import", file)
+	if code != exitOK || !strings.Contains(out, "Added 0, skipped 7, could not read 0.") {
+		t.Errorf("second import: exit %d\n%s", code, out)
+	}
+	if t.Failed() {
+		t.Logf("output:\n%s", out)
+	}
+}
+
+func TestImportDryRun(t *testing.T) {
+	file := importFixture(t, "claude_desktop_config.json")
+	t.Run("no store yet", func(t *testing.T) {
+		data := filepath.Join(t.TempDir(), "data")
+		out, code := cli(t, data, "import", "--dry-run", file)
+		if code != exitOK {
+			t.Errorf("exit code %d, want 0", code)
+		}
+		for _, want := range []string{"  would add       filesystem", "  skipped         my notes", "Dry run: would add 4, skip 3; could not read 0. Nothing was changed."} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+		if _, err := os.Stat(data); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("dry run created the data dir (%v)", err)
+		}
+	})
+	t.Run("existing store", func(t *testing.T) {
+		data := t.TempDir()
+		if out, code := cli(t, data, "add", "memory", "--", "mem"); code != exitOK {
+			t.Fatalf("add: %d %s", code, out)
+		}
+		st := openTestStore(t, data)
+		before, err := st.List(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+		info, _ := os.Stat(filepath.Join(data, persist.FileName))
+		out, code := cli(t, data, "import", file, "--dry-run")
+		if code != exitOK || !reportLine("skipped", "memory", "already registered").MatchString(out) ||
+			!strings.Contains(out, "Dry run: would add 3, skip 4;") {
+			t.Errorf("exit %d\n%s", code, out)
+		}
+		after := storedRegs(t, data)
+		if len(before) != 1 || len(after) != 1 {
+			t.Fatalf("registrations before %d, after %d; want 1, 1", len(before), len(after))
+		}
+		if diff := cmp.Diff(before[0], after["memory"]); diff != "" {
+			t.Errorf("dry run changed the store (-before +after):\n%s", diff)
+		}
+		if info2, _ := os.Stat(filepath.Join(data, persist.FileName)); info2 == nil || !info2.ModTime().Equal(info.ModTime()) {
+			t.Errorf("dry run wrote hub.db")
+		}
+	})
+}
+
+func TestImportSuggestName(t *testing.T) {
+	for in, want := range map[string]string{
+		"my notes":                    "my-notes",
+		"Fetch.Server":                "Fetch-Server",
+		"@scope/pkg":                  "scope-pkg",
+		"  ":                          "",
+		"hub":                         "",
+		"é":                           "",
+		"a--b":                        "a--b",
+		"x" + strings.Repeat("y", 40): "x" + strings.Repeat("y", 31),
+	} {
+		if got := suggestName(in); got != want {
+			t.Errorf("suggestName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
