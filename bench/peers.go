@@ -31,7 +31,7 @@ const defaultPeers = "direct-stdio,hub-stdio,direct-http,hub-mcp,sg-stateful,mp-
 var (
 	peerKeys = flag.String("peers", defaultPeers, "peers suite: targets, in the order each repetition runs them (sg-stateless is also known, not run by default: ~9 ms per call)")
 	peerN1   = flag.Int("pn1", 2000, "peers suite: calls at concurrency 1")
-	peerN32  = flag.Int("pn32", 6000, "peers suite: calls at concurrency 32, on 1 session and again on 32 sessions")
+	peerN32  = flag.Int("pn32", 4000, "peers suite: calls at concurrency 32, on 1 session and again on 32 sessions")
 	nodeBin  = flag.String("node", "node", "peers suite: the node binary that runs the npm peers")
 )
 
