@@ -517,6 +517,9 @@ func printPeers(targets []*peerTarget, res map[string][]peerRun, nodeVersion str
 			s32 = [3]string{usCell(peerMedian(rs, p50s32)), usCell(peerMedian(rs, p99s32)), numCell(peerMedian(rs, rpss32))}
 		}
 		proxy, up := mbCell(peerMedian(rs, proxyMB)), mbCell(peerMedian(rs, upMB))
+		if n := peerMedian(rs, func(r peerRun) float64 { return float64(r.mem.proxies) }); n > 1 {
+			proxy += fmt.Sprintf(" (%.0f processes)", n)
+		}
 		if n := peerMedian(rs, ups); n > 1 {
 			up += fmt.Sprintf(" (%.0f processes)", n)
 		}

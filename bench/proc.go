@@ -92,7 +92,7 @@ func memKB(pid int, field string) int64 {
 // upstreams (processes running the fixture binary).
 type treeMem struct {
 	proxyKB, upstreamKB int64
-	upstreams           int
+	proxies, upstreams  int
 }
 
 // peakRSS sums VmHWM over the tree of root; a process whose executable is
@@ -104,8 +104,9 @@ func peakRSS(root int, upstreamExe string) treeMem {
 		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", p)); exe == upstreamExe {
 			m.upstreamKB += hwm
 			m.upstreams++
-		} else {
+		} else if hwm > 0 {
 			m.proxyKB += hwm
+			m.proxies++
 		}
 	}
 	return m
