@@ -369,9 +369,13 @@ func (c *Conn) toSDK(msg []byte) {
 }
 
 func (c *Conn) oversize(o *framing.Oversize) {
-	c.logger.Warn("upstream message exceeds the size limit; dropped", "bytes", o.Size)
+	c.logger.Warn("upstream message exceeds the size limit; dropped", "bytes", o.Size, "partial", o.Partial)
 	if n, ok := wire.ParseHubID(o.ID); ok {
-		c.resolve(n, result{err: fmt.Errorf("%w (%d bytes)", ErrTooLarge, o.Size)})
+		size := fmt.Sprintf("%d bytes", o.Size)
+		if o.Partial {
+			size = "at least " + size
+		}
+		c.resolve(n, result{err: fmt.Errorf("%w (%s)", ErrTooLarge, size)})
 		return
 	}
 	if o.ID != nil {

@@ -154,6 +154,11 @@ func (l *stdioLink) readLoop(fr *framing.Reader, s sink) {
 			s.oversize(o)
 			continue
 		}
+		if errors.Is(err, framing.ErrLineTooLong) {
+			// Nothing after an endless line can ever be read.
+			s.fail(fmt.Errorf("upstream wrote a line that never ends: %w", err))
+			return
+		}
 		// stdout ended: usually the child exited; prefer its exit status.
 		select {
 		case <-l.exited:

@@ -17,38 +17,76 @@ const DefaultMax = 16 << 20
 
 // Reader reads newline-delimited messages with a size cap. A line over
 // the cap is drained to its newline, never held in memory; its top-level "id"
-// is recovered on the way so the one request it answers can be failed.
+// is recovered on the way so the one request it answers can be failed. As
+// soon as that id is known the line is reported (see [Oversize.Partial]), so
+// the request fails even while the line is still arriving. A line that runs
+// past the drain limit without a newline ends the stream with
+// [ErrLineTooLong]: nothing after it could ever be read.
 type Reader struct {
-	r   *bufio.Reader
-	max int
+	r        *bufio.Reader
+	max      int
+	maxDrain int64
+
+	draining bool  // in a reported oversize line: drain the rest first
+	drained  int64 // bytes of that line so far
+	err      error // sticky: the stream is over
 }
+
+// DrainFactor times the cap is how long one oversize line may get before
+// the stream is declared broken (1 GiB for the default cap).
+const DrainFactor = 64
+
+// ErrLineTooLong ends a stream with a line longer than the drain limit.
+var ErrLineTooLong = errors.New("line exceeds the drain limit without a newline")
 
 func NewReader(r io.Reader, max int) *Reader {
 	if max <= 0 {
 		max = DefaultMax
 	}
-	return &Reader{r: bufio.NewReaderSize(r, 256<<10), max: max}
+	return &Reader{r: bufio.NewReaderSize(r, 256<<10), max: max, maxDrain: DrainFactor * int64(max)}
 }
 
 // Oversize describes a drained message that exceeded the cap.
 type Oversize struct {
 	Size int
 	ID   []byte // raw top-level id, nil when none was found
+	// Partial is set when the message was reported as soon as its id was
+	// known: Size is what had arrived by then, and the reader drains the
+	// rest before the next message.
+	Partial bool
 }
 
 func (o *Oversize) Error() string {
+	if o.Partial {
+		return fmt.Sprintf("message of at least %d bytes exceeds the limit", o.Size)
+	}
 	return fmt.Sprintf("message of %d bytes exceeds the limit", o.Size)
 }
 
 // Next returns the next non-empty line without its line ending, in memory the
 // caller owns. An oversized line is reported as a *Oversize error; the reader
-// stays usable. Other errors (io.EOF included) end the stream.
+// stays usable. Other errors (io.EOF and ErrLineTooLong included) end the
+// stream.
 func (f *Reader) Next() ([]byte, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	if f.draining {
+		if err := f.drainRest(); err != nil {
+			f.err = err
+			return nil, err
+		}
+	}
 	var buf []byte
 	for {
 		chunk, err := f.r.ReadSlice('\n')
 		if len(buf)+len(chunk) > f.max+2 { // +2: the line ending is not part of the message
-			return nil, f.drain(buf, chunk, err)
+			err := f.drain(buf, chunk, err)
+			var o *Oversize
+			if !errors.As(err, &o) {
+				f.err = err
+			}
+			return nil, err
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			buf = append(buf, chunk...)
@@ -75,20 +113,46 @@ func (f *Reader) Next() ([]byte, error) {
 	}
 }
 
+// drain reads an oversize line: to its end, or until its id is known.
 func (f *Reader) drain(buf, chunk []byte, err error) error {
 	var s IDScanner
 	s.Feed(buf)
 	s.Feed(chunk)
-	size := len(buf) + len(chunk)
+	size := int64(len(buf) + len(chunk))
 	for errors.Is(err, bufio.ErrBufferFull) {
+		if id := s.ID(); id != nil {
+			f.draining, f.drained = true, size
+			return &Oversize{Size: int(size), ID: id, Partial: true}
+		}
+		if size > f.maxDrain {
+			return fmt.Errorf("%w (%d bytes)", ErrLineTooLong, f.maxDrain)
+		}
 		chunk, err = f.r.ReadSlice('\n')
 		s.Feed(chunk)
-		size += len(chunk)
+		size += int64(len(chunk))
 	}
 	if err != nil {
 		return err
 	}
-	return &Oversize{Size: size, ID: s.ID()}
+	return &Oversize{Size: int(size), ID: s.ID()}
+}
+
+// drainRest skips the rest of a line reported early.
+func (f *Reader) drainRest() error {
+	for {
+		chunk, err := f.r.ReadSlice('\n')
+		f.drained += int64(len(chunk))
+		if err == nil {
+			f.draining = false
+			return nil
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return err
+		}
+		if f.drained > f.maxDrain {
+			return fmt.Errorf("%w (%d bytes)", ErrLineTooLong, f.maxDrain)
+		}
+	}
 }
 
 // IDScanner follows a JSON object in a stream, tracking only nesting and
@@ -112,8 +176,12 @@ func (s *IDScanner) ID() []byte {
 	return s.idVal
 }
 
-// Feed scans the next bytes of the stream.
+// Feed scans the next bytes of the stream. Once the id is found, nothing
+// more is scanned.
 func (s *IDScanner) Feed(b []byte) {
+	if s.found {
+		return
+	}
 	for _, c := range b {
 		if s.inStr {
 			if s.capturing && len(s.idVal) < 128 {
@@ -156,6 +224,7 @@ func (s *IDScanner) Feed(b []byte) {
 			s.depth--
 			if s.depth == 0 && s.capturing {
 				s.capturing, s.found = false, true
+				return
 			}
 		case ':':
 			if s.depth == 1 && s.phase == 2 {
@@ -167,6 +236,7 @@ func (s *IDScanner) Feed(b []byte) {
 				s.phase = 0
 				if s.capturing {
 					s.capturing, s.found = false, true
+					return
 				}
 			}
 		case ' ', '\t', '\r', '\n':

@@ -1,0 +1,72 @@
+package framing
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+// endless is a reader of an endless line: prefix, then x forever.
+type endless struct{ prefix string }
+
+func (e *endless) Read(p []byte) (int, error) {
+	n := copy(p, e.prefix)
+	e.prefix = e.prefix[n:]
+	for i := n; i < len(p); i++ {
+		p[i] = 'x'
+	}
+	return len(p), nil
+}
+
+func TestOversizeLines(t *testing.T) {
+	// Lines longer than the reader's buffer (256 KiB) arrive in pieces,
+	// shorter than the drain limit (64 × 8 KiB).
+	const max = 8 << 10
+	big := strings.Repeat("y", 300<<10)
+	in := `{"id":1,"result":"ok"}` + "\n" +
+		`{"jsonrpc":"2.0","id":"a","result":"` + big + `"}` + "\n" + // id first: reported early
+		`{"jsonrpc":"2.0","result":"` + big + `","id":7}` + "\n" + // id last: reported at the newline
+		`{"id":2,"result":"after"}` + "\n"
+	r := NewReader(strings.NewReader(in), max)
+	next := func() ([]byte, error) {
+		t.Helper()
+		return r.Next()
+	}
+	if l, err := next(); err != nil || string(l) != `{"id":1,"result":"ok"}` {
+		t.Fatalf("first = %q, %v", l, err)
+	}
+	var o *Oversize
+	if _, err := next(); !errors.As(err, &o) || string(o.ID) != `"a"` || !o.Partial || o.Size > 256<<10 {
+		t.Fatalf("second = %v (%+v), want an early partial report with id \"a\"", err, o)
+	}
+	if _, err := next(); !errors.As(err, &o) || string(o.ID) != `7` || o.Partial || o.Size != len(big)+len(`{"jsonrpc":"2.0","result":"","id":7}`)+1 {
+		t.Fatalf("third = %v (%+v), want a full report with id 7", err, o)
+	}
+	if l, err := next(); err != nil || string(l) != `{"id":2,"result":"after"}` {
+		t.Fatalf("fourth = %q, %v", l, err)
+	}
+	if _, err := next(); !errors.Is(err, io.EOF) {
+		t.Fatalf("end = %v, want EOF", err)
+	}
+}
+
+func TestEndlessLine(t *testing.T) {
+	for _, prefix := range []string{`{"jsonrpc":"2.0","id":5,"result":"`, `{"jsonrpc":"2.0","result":"`} {
+		r := NewReader(&endless{prefix: prefix}, 1<<10)
+		_, err := r.Next()
+		var o *Oversize
+		if strings.Contains(prefix, `"id"`) {
+			if !errors.As(err, &o) || string(o.ID) != "5" || !o.Partial {
+				t.Fatalf("%s: first = %v, want an early report with id 5", prefix, err)
+			}
+			_, err = r.Next()
+		}
+		if !errors.Is(err, ErrLineTooLong) {
+			t.Fatalf("%s: err = %v, want ErrLineTooLong", prefix, err)
+		}
+		if _, again := r.Next(); !errors.Is(again, ErrLineTooLong) {
+			t.Errorf("%s: after the end: %v, want ErrLineTooLong again", prefix, again)
+		}
+	}
+}
