@@ -92,6 +92,7 @@ func init() {
 		"approve": {"review and approve what an upstream runs", cmdApprove},
 		"reject":  {"reject an upstream so it never runs", cmdReject},
 		"import":  {"register the servers of a Claude Desktop, Cursor or VS Code config file", cmdImport},
+		"export":  {"write the registered upstreams as a Claude Desktop or hub.yaml config", cmdExport},
 	}
 }
 

@@ -1,0 +1,327 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/mcp-hub/mcp-hub/persist"
+	"github.com/mcp-hub/mcp-hub/upstream"
+)
+
+const exportUse = `[--format claude|yaml] [--reveal] [flags]
+
+Writes the registered upstreams (from the store) to stdout: as a Claude
+Desktop document ({"mcpServers": …}, also a valid hub config file), or as a
+hub.yaml "servers:" section that the hub's config loader reads back
+unchanged.
+
+Secret values are written as "***": env and header values, and the values
+of URL query parameters. References are not secrets and are kept as
+written: "file:<path>", and values made only of ${VAR} references (after
+an authorization scheme such as "Bearer "). --reveal writes every value.
+
+Upstreams that are not approved (pending, rejected, or changed since their
+approval) are left out, so that an export cannot turn a registration
+nobody approved into a config file entry; stderr names them.`
+
+func cmdExport(ctx context.Context, e *cmdEnv) int {
+	var format *string
+	var reveal *bool
+	define := func(fs *pflag.FlagSet) {
+		format = fs.String("format", "claude", "claude (Claude Desktop's mcpServers JSON) or yaml (hub.yaml)")
+		reveal = fs.Bool("reveal", false, "write secret values instead of ***")
+	}
+	return withStore(ctx, e, exportUse, 0, 0, define, func(st *persist.Store, _ *Config, _ []string) int {
+		if *format != "claude" && *format != "yaml" {
+			fmt.Fprintf(e.stderr, "mcp-hub export: --format %q: want claude or yaml\n", *format)
+			return exitConfig
+		}
+		regs, err := st.List(ctx)
+		if err != nil {
+			fmt.Fprintln(e.stderr, "mcp-hub export:", err)
+			return exitFail
+		}
+		var out []upstream.Registration
+		for _, r := range regs {
+			if !r.Approved() {
+				why := string(r.Approval)
+				if r.Approval == upstream.ApprovalApproved {
+					why = "changed since it was approved"
+				}
+				fmt.Fprintf(e.stderr, "mcp-hub export: left out %q: not approved (%s)\n", r.Spec.Name, why)
+				continue
+			}
+			for _, n := range unexportable(r.Spec, *format) {
+				fmt.Fprintf(e.stderr, "mcp-hub export: %q: %s\n", r.Spec.Name, n)
+			}
+			out = append(out, r)
+		}
+		m := masker{reveal: *reveal}
+		var buf bytes.Buffer
+		if *format == "yaml" {
+			writeYAML(&buf, out, &m, st.Path())
+		} else {
+			if err := writeClaude(&buf, out, &m, e.stderr); err != nil {
+				fmt.Fprintln(e.stderr, "mcp-hub export:", err)
+				return exitFail
+			}
+		}
+		if _, err := e.stdout.Write(buf.Bytes()); err != nil {
+			fmt.Fprintln(e.stderr, "mcp-hub export:", err)
+			return exitFail
+		}
+		if m.masked > 0 {
+			fmt.Fprintf(e.stderr, "mcp-hub export: %d secret value(s) written as ***; --reveal writes them\n", m.masked)
+		}
+		return exitOK
+	})
+}
+
+// masker masks secret values and counts them.
+type masker struct {
+	reveal bool
+	masked int
+}
+
+// secretMask replaces a secret value.
+const secretMask = "***"
+
+var (
+	varRefRE     = regexp.MustCompile(`\$\{[^}]*\}`)
+	authSchemeRE = regexp.MustCompile(`(?i)^(bearer|basic|token|apikey|api-key)?$`)
+)
+
+// isReference reports whether v names where a value comes from rather than
+// being one: "file:<path>", or ${VAR} references with at most an
+// authorization scheme around them.
+func isReference(v string) bool {
+	if strings.HasPrefix(v, "file:") {
+		return true
+	}
+	if !varRefRE.MatchString(v) {
+		return false
+	}
+	rest := strings.TrimSpace(varRefRE.ReplaceAllString(v, ""))
+	return !strings.Contains(rest, "${") && authSchemeRE.MatchString(rest)
+}
+
+func (m *masker) value(v string) string {
+	if m.reveal || v == "" || isReference(v) {
+		return v
+	}
+	m.masked++
+	return secretMask
+}
+
+func (m *masker) values(kv map[string]string) map[string]string {
+	if len(kv) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(kv))
+	for k, v := range kv {
+		out[k] = m.value(v)
+	}
+	return out
+}
+
+// url masks the values of the URL's query parameters, keeping the rest of
+// it byte for byte.
+func (m *masker) url(raw string) string {
+	base, query, ok := strings.Cut(raw, "?")
+	if m.reveal || !ok {
+		return raw
+	}
+	query, frag, hasFrag := strings.Cut(query, "#")
+	params := strings.Split(query, "&")
+	for i, p := range params {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || v == "" {
+			continue
+		}
+		if dv, err := url.QueryUnescape(v); err == nil && isReference(dv) {
+			continue
+		}
+		params[i] = k + "=" + secretMask
+		m.masked++
+	}
+	out := base + "?" + strings.Join(params, "&")
+	if hasFrag {
+		out += "#" + frag
+	}
+	return out
+}
+
+// claudeEntry is a server of Claude Desktop's mcpServers.
+type claudeEntry struct {
+	Type     string            `json:"type,omitempty"`
+	Command  string            `json:"command,omitempty"`
+	Args     []string          `json:"args,omitempty"`
+	Env      map[string]string `json:"env,omitempty"`
+	Cwd      string            `json:"cwd,omitempty"`
+	URL      string            `json:"url,omitempty"`
+	Headers  map[string]string `json:"headers,omitempty"`
+	Disabled bool              `json:"disabled,omitempty"`
+}
+
+// unexportable says what of s a config file in format cannot hold.
+func unexportable(s upstream.Spec, format string) []string {
+	var out []string
+	for name, v := range map[string]*bool{"allowSampling": s.AllowSampling, "allowElicitation": s.AllowElicitation, "allowRoots": s.AllowRoots} {
+		if v != nil {
+			out = append(out, fmt.Sprintf("%s (%v) has no config file key; left out", name, *v))
+		}
+	}
+	if format == "yaml" {
+		for _, k := range slices.Concat(slices.Collect(maps.Keys(s.Env)), slices.Collect(maps.Keys(s.Headers))) {
+			if strings.Contains(k, ".") {
+				out = append(out, fmt.Sprintf("%q contains a dot, which the config loader reads as a nested key", k))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func writeClaude(w io.Writer, regs []upstream.Registration, m *masker, stderr io.Writer) error {
+	servers := map[string]claudeEntry{}
+	for _, r := range regs {
+		s := r.Spec
+		ce := claudeEntry{Disabled: !r.Enabled}
+		if s.InferTransport() == upstream.TransportStdio {
+			ce.Command, ce.Args, ce.Env, ce.Cwd = s.Command, s.Args, m.values(s.Env), s.Cwd
+		} else {
+			ce.Type, ce.URL, ce.Headers = string(s.InferTransport()), m.url(s.URL), m.values(s.Headers)
+		}
+		if lost := hubOnly(r); len(lost) > 0 {
+			fmt.Fprintf(stderr, "mcp-hub export: %q: not in the claude format: %s (--format yaml keeps them)\n", s.Name, strings.Join(lost, ", "))
+		}
+		servers[s.Name] = ce
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(map[string]any{"mcpServers": servers})
+}
+
+// hubOnly names the settings of r that only the hub understands.
+func hubOnly(r upstream.Registration) []string {
+	s := r.Spec
+	var out []string
+	add := func(cond bool, name string) {
+		if cond {
+			out = append(out, name)
+		}
+	}
+	add(s.Description != "", "description")
+	add(!s.Tools.IsZero(), "tools")
+	add(s.InitTimeout != 0, "initTimeout")
+	add(s.ListTimeout != 0, "listTimeout")
+	add(s.CallTimeout != 0, "callTimeout")
+	add(s.IdleTimeout != 0, "idleTimeout")
+	add(s.ProtocolVersion != "", "protocolVersion")
+	add(s.Start == upstream.StartLazy || !r.AutoConnect, "start: lazy")
+	add(s.MaxInFlight != 0, "maxInFlight")
+	return out
+}
+
+// writeYAML writes regs as a hub.yaml servers: section. Every scalar is a
+// JSON string (a valid YAML double-quoted scalar), so no name or value can
+// be mistaken for a number, a boolean or YAML syntax.
+func writeYAML(w io.Writer, regs []upstream.Registration, m *masker, from string) {
+	q := func(s string) string {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(s)
+		return strings.TrimSuffix(b.String(), "\n")
+	}
+	list := func(ss []string) string {
+		qs := make([]string, len(ss))
+		for i, s := range ss {
+			qs[i] = q(s)
+		}
+		return "[" + strings.Join(qs, ", ") + "]"
+	}
+	kv := func(indent, key string, vals map[string]string) {
+		if len(vals) == 0 {
+			return
+		}
+		fmt.Fprintf(w, "%s%s:\n", indent, key)
+		for _, k := range slices.Sorted(maps.Keys(vals)) {
+			fmt.Fprintf(w, "%s  %s: %s\n", indent, q(k), q(vals[k]))
+		}
+	}
+	dur := func(key string, d upstream.Duration) {
+		if d != 0 {
+			fmt.Fprintf(w, "    %s: %s\n", key, q(time.Duration(d).String()))
+		}
+	}
+	fmt.Fprintf(w, "# Written by mcp-hub export from %s.\n", from)
+	if !m.reveal {
+		fmt.Fprintf(w, "# Secret values are written as %q; mcp-hub export --reveal writes them.\n", secretMask)
+	}
+	if len(regs) == 0 {
+		fmt.Fprintln(w, "servers: {}")
+		return
+	}
+	fmt.Fprintln(w, "servers:")
+	for _, r := range regs {
+		s := r.Spec
+		fmt.Fprintf(w, "  %s:\n", q(s.Name))
+		fmt.Fprintf(w, "    # registered by %s\n", r.Source)
+		if s.Description != "" {
+			fmt.Fprintf(w, "    description: %s\n", q(s.Description))
+		}
+		fmt.Fprintf(w, "    transport: %s\n", q(string(s.InferTransport())))
+		if s.Command != "" {
+			fmt.Fprintf(w, "    command: %s\n", q(s.Command))
+		}
+		if len(s.Args) > 0 {
+			fmt.Fprintf(w, "    args: %s\n", list(s.Args))
+		}
+		kv("    ", "env", m.values(s.Env))
+		if s.Cwd != "" {
+			fmt.Fprintf(w, "    cwd: %s\n", q(s.Cwd))
+		}
+		if s.URL != "" {
+			fmt.Fprintf(w, "    url: %s\n", q(m.url(s.URL)))
+		}
+		kv("    ", "headers", m.values(s.Headers))
+		if !r.Enabled {
+			fmt.Fprintln(w, "    disabled: true")
+		}
+		if !s.Tools.IsZero() {
+			fmt.Fprintln(w, "    tools:")
+			if len(s.Tools.Allow) > 0 {
+				fmt.Fprintf(w, "      allow: %s\n", list(s.Tools.Allow))
+			}
+			if len(s.Tools.Deny) > 0 {
+				fmt.Fprintf(w, "      deny: %s\n", list(s.Tools.Deny))
+			}
+		}
+		dur("initTimeout", s.InitTimeout)
+		dur("listTimeout", s.ListTimeout)
+		dur("callTimeout", s.CallTimeout)
+		dur("idleTimeout", s.IdleTimeout)
+		if s.ProtocolVersion != "" {
+			fmt.Fprintf(w, "    protocolVersion: %s\n", q(s.ProtocolVersion))
+		}
+		if s.Start == upstream.StartLazy || !r.AutoConnect {
+			fmt.Fprintln(w, `    start: "lazy"`)
+		}
+		if s.MaxInFlight != 0 {
+			fmt.Fprintf(w, "    maxInFlight: %d\n", s.MaxInFlight)
+		}
+	}
+}
