@@ -27,6 +27,7 @@ type Upstream struct {
 	inflight chan struct{}        // semaphore: calls in flight
 
 	cmds    chan command
+	kick    chan struct{} // capacity 1: coalesces on-demand connect requests
 	relist  chan struct{} // capacity 1: coalesces list_changed bursts
 	stop    chan struct{} // closed to stop the supervisor
 	stopped chan struct{} // closed when the supervisor has exited
@@ -104,8 +105,12 @@ func (u *Upstream) update(f func(s *Status, inv *Inventory)) {
 
 func (u *Upstream) send(c command) {
 	if c == cmdKick {
-		select { // a full queue already holds a command that will connect
-		case u.cmds <- c:
+		// On-demand requests coalesce: one pending kick serves every caller
+		// that asked before the attempt it starts (they wait for any
+		// attempt to end), and kicks left over when an attempt ends are
+		// dropped, so callers in a loop cannot queue back-to-back attempts.
+		select {
+		case u.kick <- struct{}{}:
 		default:
 		}
 		return
@@ -331,6 +336,8 @@ func (u *Upstream) run(start State) {
 			case <-u.stop:
 			case <-fire:
 			case c = <-u.cmds:
+			case <-u.kick:
+				c = cmdKick
 			case <-u.relist: // nothing to list while disconnected
 			}
 			if timer != nil {
@@ -372,6 +379,10 @@ func (u *Upstream) run(start State) {
 		}
 
 		conn, err := u.attemptOnce()
+		select { // every kick sent so far is answered by this attempt
+		case <-u.kick:
+		default:
+		}
 		if err != nil {
 			attempts++
 			next := time.Time{}
@@ -559,6 +570,7 @@ func (u *Upstream) serve(conn *Conn) (outcome, error) {
 			return outcomeStopped, nil
 		case <-conn.Done():
 			return outcomeLost, conn.Err()
+		case <-u.kick: // already connected
 		case c := <-u.cmds:
 			switch c {
 			case cmdDisconnect:
@@ -568,7 +580,7 @@ func (u *Upstream) serve(conn *Conn) (outcome, error) {
 			case cmdRestart:
 				return outcomeRestart, nil
 			}
-			// cmdConnect, cmdKick, cmdEnable: already connected.
+			// cmdConnect, cmdEnable: already connected.
 		case <-u.relist:
 			spec := u.Spec()
 			ctx, cancel := context.WithTimeout(context.Background(), pick(spec.ListTimeout.Std(), u.m.opts.ListTimeout))
