@@ -137,3 +137,36 @@ func Children(pid int) []int {
 	}
 	return out
 }
+
+// Zombies returns the pids of the children of pid that exited and were
+// not reaped.
+func Zombies(pid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range entries {
+		var p int
+		if _, err := fmt.Sscan(e.Name(), &p); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		fields := strings.Fields(string(b[i+2:]))
+		if len(fields) < 2 || fields[0] != "Z" {
+			continue
+		}
+		var ppid int
+		if _, err := fmt.Sscan(fields[1], &ppid); err == nil && ppid == pid {
+			out = append(out, p)
+		}
+	}
+	return out
+}
