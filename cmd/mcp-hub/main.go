@@ -93,6 +93,8 @@ func init() {
 		"reject":  {"reject an upstream so it never runs", cmdReject},
 		"import":  {"register the servers of a Claude Desktop, Cursor or VS Code config file", cmdImport},
 		"export":  {"write the registered upstreams as a Claude Desktop or hub.yaml config", cmdExport},
+		"tools":   {"connect every upstream and print the merged tool catalog", cmdTools},
+		"doctor":  {"connect every upstream and diagnose the ones that fail", cmdDoctor},
 	}
 }
 

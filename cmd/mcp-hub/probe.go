@@ -1,0 +1,387 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/catalog"
+	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/persist"
+	"github.com/mcp-hub/mcp-hub/upstream"
+)
+
+// mcp-hub tools and mcp-hub doctor connect every upstream the hub would
+// run, once, the way the hub runs them, build the catalog the hub would
+// serve, and stop everything again. They never change the store.
+
+// probeTarget is an upstream of the config file or the store.
+type probeTarget struct {
+	Spec   upstream.Spec
+	Source string // "config" (the file) or the registration's source
+	// NotRun says why the hub would not run it ("" when it would): not
+	// approved, rejected, disabled.
+	NotRun string
+	// Stored is set for store registrations: their approval is checked
+	// again right before they start.
+	Stored bool
+}
+
+// probeTargets lists the upstreams of the config file and the store, sorted
+// by name, as the hub would run them: the file wins a name both define,
+// and only approved registrations run.
+func probeTargets(ctx context.Context, cfg *Config, st *persist.Store) ([]probeTarget, error) {
+	var out []probeTarget
+	inFile := map[string]bool{}
+	for _, s := range cfg.Servers {
+		inFile[s.Spec.Name] = true
+		t := probeTarget{Spec: s.Spec, Source: string(upstream.SourceConfig)}
+		if s.Disabled {
+			t.NotRun = "disabled in " + fileOr(cfg.File)
+		}
+		out = append(out, t)
+	}
+	regs, err := st.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range regs {
+		if inFile[r.Spec.Name] {
+			continue
+		}
+		t := probeTarget{Spec: r.Spec, Source: string(r.Source), Stored: true}
+		switch {
+		case r.Source == upstream.SourceConfig:
+			t.NotRun = "registered from a config file that no longer defines it (the next hub start forgets it)"
+		case r.Approval == upstream.ApprovalRejected:
+			t.NotRun = "rejected"
+		case r.Approval != upstream.ApprovalApproved:
+			t.NotRun = fmt.Sprintf("not approved (%s): review it with mcp-hub approve %s", r.Approval, r.Spec.Name)
+		case !r.Approved():
+			t.NotRun = fmt.Sprintf("not approved: what it runs changed since its approval; review it with mcp-hub approve %s", r.Spec.Name)
+		case !r.Enabled:
+			t.NotRun = "disabled"
+		}
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b probeTarget) int { return strings.Compare(a.Spec.Name, b.Spec.Name) })
+	return out, nil
+}
+
+// probeResult is what one probed upstream did.
+type probeResult struct {
+	probeTarget
+	Status  upstream.Status
+	Inv     upstream.Inventory
+	Stderr  []string      // the last lines it wrote to stderr
+	Ready   time.Duration // from start to connected (spawn or dial, initialize, listing)
+	Settled bool          // its first attempt finished within the wait
+	// NonJSON counts the stdout lines that were not JSON-RPC (at least
+	// one when any); FirstNonJSON is the first of them.
+	NonJSON      int
+	FirstNonJSON string
+	// Rejected are the items the catalog could not parse, with the reason.
+	Rejected []string
+}
+
+// Connected reports whether the upstream connected and was listed.
+func (r *probeResult) Connected() bool {
+	return r.NotRun == "" && r.Status.State == upstream.StateConnected
+}
+
+// probe is the outcome of running the targets once.
+type probe struct {
+	Results []*probeResult
+	Catalog *catalog.Catalog
+	Wait    time.Duration // the bound on waiting for the upstreams
+}
+
+// runProbe starts every target that would run, waits (bounded by the
+// initialize and list timeouts) until each has connected or failed once,
+// builds the catalog of those that connected, and stops them all. It
+// returns once every child process has exited.
+func runProbe(ctx context.Context, cfg *Config, targets []probeTarget, st *persist.Store, logger *slog.Logger) (*probe, error) {
+	capture := &nonJSONCapture{seen: map[string]*nonJSON{}}
+	logger = slog.New(&captureHandler{next: logger.Handler(), sink: capture})
+	changed := make(chan struct{}, 1)
+	opts := probeOptions(cfg, len(targets))
+	opts.Logger = logger
+	opts.OnChange = func(string) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
+	// As the hub's gate: a stored registration runs only with the launch
+	// spec a person approved, checked again right before it starts.
+	stored := map[string]bool{}
+	for _, t := range targets {
+		stored[t.Spec.Name] = t.Stored
+	}
+	opts.Gate = func(ctx context.Context, spec upstream.Spec) error {
+		if !stored[spec.Name] {
+			return nil
+		}
+		r, err := st.Get(ctx, spec.Name)
+		if err != nil {
+			return fmt.Errorf("%w: %v", hub.ErrApprovalRequired, err)
+		}
+		if !r.Approved() || r.ApprovedHash != spec.Launch().Hash() {
+			return fmt.Errorf("%w: run `mcp-hub approve %s` to review and approve what it runs", hub.ErrApprovalRequired, spec.Name)
+		}
+		return nil
+	}
+	mgr := upstream.NewManager(&opts)
+	mo := mgr.Options()
+
+	p := &probe{}
+	started := map[string]time.Time{}
+	ups := map[string]*upstream.Upstream{}
+	for _, t := range targets {
+		p.Results = append(p.Results, &probeResult{probeTarget: t})
+		if t.NotRun != "" {
+			continue
+		}
+		spec := t.Spec
+		spec.Start = upstream.StartEager // lazy ones too: list what they offer
+		started[spec.Name] = time.Now()
+		u, err := mgr.Add(spec, upstream.AddOptions{})
+		if err != nil {
+			mgr.Close()
+			return nil, fmt.Errorf("start %s: %w", spec.Name, err)
+		}
+		ups[spec.Name] = u
+		p.Wait = max(p.Wait, pick(spec.InitTimeout.Std(), mo.InitTimeout)+pick(spec.ListTimeout.Std(), mo.ListTimeout))
+	}
+	p.Wait += 2 * time.Second
+
+	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	deadline := time.NewTimer(p.Wait)
+	defer deadline.Stop()
+wait:
+	for {
+		all := true
+		for _, u := range ups {
+			if !u.Status().Settled {
+				all = false
+			}
+		}
+		if all {
+			break
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			break wait
+		case <-sctx.Done():
+			break wait
+		}
+	}
+
+	var srcs []catalog.Source
+	for _, r := range p.Results {
+		u := ups[r.Spec.Name]
+		if u == nil {
+			continue
+		}
+		r.Status, r.Inv = u.Status(), u.Inventory()
+		r.Settled = r.Status.Settled
+		if r.Status.State == upstream.StateConnected {
+			r.Ready = r.Status.Since.Sub(started[r.Spec.Name])
+			src := catalog.Source{Server: r.Spec.Name, Filter: catalog.Filter{Allow: r.Spec.Tools.Allow, Deny: r.Spec.Tools.Deny}}
+			src.Tools = parseItems(r.Inv.Tools, catalog.ParseTool, &r.Rejected)
+			src.Prompts = parseItems(r.Inv.Prompts, catalog.ParsePrompt, &r.Rejected)
+			src.Resources = parseItems(r.Inv.Resources, catalog.ParseResource, &r.Rejected)
+			src.Templates = parseItems(r.Inv.Templates, catalog.ParseTemplate, &r.Rejected)
+			srcs = append(srcs, src)
+		}
+	}
+	p.Catalog = catalog.Build(srcs, &catalog.Options{
+		Policy:    catalog.Policy(cfg.CatalogPolicy),
+		Separator: cfg.CatalogSeparator,
+		Own:       ownTools(cfg),
+	})
+
+	closed := make(chan struct{})
+	go func() {
+		mgr.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(shutdownLimit):
+		logger.Error("stopping the upstreams took too long", "limit", shutdownLimit)
+	}
+	for _, r := range p.Results {
+		if u := ups[r.Spec.Name]; u != nil {
+			r.Stderr = u.StderrTail()
+			if n := capture.get(r.Spec.Name); n != nil {
+				r.NonJSON, r.FirstNonJSON = n.count, n.first
+			}
+		}
+	}
+	if sctx.Err() != nil && ctx.Err() == nil {
+		return p, errors.New("interrupted")
+	}
+	return p, nil
+}
+
+// probeOptions are the upstream options the hub runs with (see newHub), for
+// one attempt per upstream and no health pings.
+func probeOptions(cfg *Config, n int) upstream.Options {
+	backoff := cfg.Backoff
+	backoff.MaxAttempts = 1
+	return upstream.Options{
+		ClientName:          "mcp-hub",
+		ClientVersion:       version(),
+		ProtocolVersion:     cfg.ProtocolVersion,
+		InitTimeout:         cfg.InitTimeout,
+		ListTimeout:         cfg.ListTimeout,
+		CallTimeout:         cfg.CallTimeout,
+		MaxInFlight:         cfg.MaxInFlight,
+		MaxMessageBytes:     cfg.MaxMessageBytes,
+		ShutdownGrace:       cfg.ShutdownGrace,
+		Backoff:             backoff,
+		HealthInterval:      -1,
+		MaxConcurrentSpawns: max(cfg.MaxSpawns, min(n, 16)), // time each one's start, not its wait for a slot
+		InheritEnv:          cfg.InheritEnv,
+	}
+}
+
+func parseItems(raws []json.RawMessage, parse func([]byte) (catalog.Item, error), rejected *[]string) []catalog.Item {
+	var out []catalog.Item
+	for _, raw := range raws {
+		it, err := parse(raw)
+		if err != nil {
+			*rejected = append(*rejected, err.Error())
+			continue
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+// ownTools returns the hub's own tools (hub_*) as the configuration selects
+// them, taken from a hub that never starts.
+func ownTools(cfg *Config) []catalog.Item {
+	h, err := hub.New(&hub.Options{Admin: hub.AdminMode(cfg.AdminTools), Approval: hub.ApprovalMode(cfg.AdminApproval)})
+	if err != nil {
+		return nil
+	}
+	defer h.Close()
+	var items []catalog.Item
+	for _, e := range h.Catalog().ServerEntries("") {
+		if it, err := catalog.ParseTool(e.Raw); err == nil {
+			items = append(items, it)
+		}
+	}
+	return items
+}
+
+// probeLogger logs to stderr at the configured log level, except that the
+// default level (info) logs nothing: the commands report what went wrong
+// on stdout themselves.
+func probeLogger(w io.Writer, cfg *Config) *slog.Logger {
+	if cfg.LogLevel == "" || cfg.LogLevel == "info" {
+		return slog.New(slog.DiscardHandler)
+	}
+	return newLogger(w, cfg)
+}
+
+// nonJSON is what an upstream wrote to stdout that was not JSON-RPC.
+type nonJSON struct {
+	count int
+	first string
+}
+
+// nonJSONCapture collects, per upstream, the "not JSON-RPC" warnings of the
+// upstream package.
+type nonJSONCapture struct {
+	mu   sync.Mutex
+	seen map[string]*nonJSON
+}
+
+func (c *nonJSONCapture) add(name, line string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.seen[name]
+	if n == nil {
+		n = &nonJSON{first: line}
+		c.seen[name] = n
+	}
+	n.count++
+}
+
+func (c *nonJSONCapture) get(name string) *nonJSON {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.seen[name]
+}
+
+// captureHandler passes records on to next and reports the upstream
+// package's warnings about stdout lines that are not JSON-RPC to sink.
+type captureHandler struct {
+	next  slog.Handler
+	attrs []slog.Attr
+	sink  *nonJSONCapture
+}
+
+// Enabled implements slog.Handler.
+func (h *captureHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn || h.next.Enabled(ctx, l)
+}
+
+// Handle implements slog.Handler.
+func (h *captureHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelWarn && strings.Contains(r.Message, "not JSON-RPC") {
+		name, line := "", ""
+		visit := func(a slog.Attr) bool {
+			switch a.Key {
+			case "upstream":
+				name = a.Value.String()
+			case "line":
+				line = a.Value.String()
+			}
+			return true
+		}
+		for _, a := range h.attrs {
+			visit(a)
+		}
+		r.Attrs(visit)
+		if name != "" {
+			h.sink.add(name, line)
+		}
+	}
+	if h.next.Enabled(ctx, r.Level) {
+		return h.next.Handle(ctx, r)
+	}
+	return nil
+}
+
+// WithAttrs implements slog.Handler.
+func (h *captureHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return &captureHandler{next: h.next.WithAttrs(as), attrs: append(slices.Clip(h.attrs), as...), sink: h.sink}
+}
+
+// WithGroup implements slog.Handler.
+func (h *captureHandler) WithGroup(name string) slog.Handler {
+	return &captureHandler{next: h.next.WithGroup(name), attrs: h.attrs, sink: h.sink}
+}
+
+func pick(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
