@@ -5,6 +5,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -27,24 +28,52 @@ func version() string {
 	return "dev"
 }
 
+// commit returns the VCS revision the binary was built from: the
+// linker-set one, else the build info's (with "(modified)" when the work
+// tree had changes), else "unknown".
 func commit() string {
 	if buildCommit != "" {
 		return buildCommit
 	}
+	rev, modified := "", false
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				return s.Value
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
 			}
 		}
+	}
+	switch {
+	case rev == "":
+		return "unknown"
+	case modified:
+		return rev + " (modified)"
+	}
+	return rev
+}
+
+// module returns the main module's path and version from the build info.
+func module() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Path != "" {
+		return bi.Main.Path + " " + bi.Main.Version
 	}
 	return "unknown"
 }
 
+// sdkModule is the module path of the MCP Go SDK.
+const sdkModule = "github.com/modelcontextprotocol/go-sdk"
+
+// sdkVersion returns the version of go-sdk the binary was built with.
 func sdkVersion() string {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
-			if d.Path == "github.com/modelcontextprotocol/go-sdk" {
+			if d.Path == sdkModule {
+				if d.Replace != nil {
+					return d.Version + " => " + d.Replace.Path + " " + d.Replace.Version
+				}
 				return d.Version
 			}
 		}
@@ -52,7 +81,17 @@ func sdkVersion() string {
 	return "unknown"
 }
 
+// clientProtocolVersions are the MCP protocol versions the hub serves to its
+// clients, newest first: the SupportedProtocolVersions hub.New gives go-sdk
+// (hub/hub.go). TestVersionProtocols initializes a hub with each of them.
+var clientProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
 func printVersion(w io.Writer) {
-	fmt.Fprintf(w, "mcp-hub %s\ncommit: %s\ngo-sdk: %s\ngo: %s %s/%s\nprotocol versions: upstreams %s (pinned by default); clients 2024-11-05 … 2025-11-25\n",
-		version(), commit(), sdkVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH, upstream.DefaultProtocolVersion)
+	fmt.Fprintf(w, "mcp-hub %s\n", version())
+	fmt.Fprintf(w, "module: %s\n", module())
+	fmt.Fprintf(w, "commit: %s\n", commit())
+	fmt.Fprintf(w, "go-sdk: %s\n", sdkVersion())
+	fmt.Fprintf(w, "go: %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(w, "MCP protocol versions served to clients: %s\n", strings.Join(clientProtocolVersions, ", "))
+	fmt.Fprintf(w, "MCP protocol version asked of upstreams: %s (protocolVersion pins another)\n", upstream.DefaultProtocolVersion)
 }
