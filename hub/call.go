@@ -84,7 +84,7 @@ func (s *session) forward(m wire.Message, up *upstream.Upstream, method, label s
 	params := m.Params
 	if meta != nil {
 		var newMeta []byte
-		if newMeta, token, err = s.rewriteMeta(meta, m.ID); err != nil {
+		if newMeta, token, err = s.rewriteMeta(meta, m.ID, up.Name()); err != nil {
 			s.replyError(m.ID, jsonrpc.CodeInvalidParams, "params._meta: "+err.Error(), nil)
 			return
 		}
@@ -241,10 +241,10 @@ func parseCallParams(params []byte) (callParams, error) {
 // hub, so they never travel upstream.
 const reservedMetaPrefix = "io.modelcontextprotocol/"
 
-// rewriteMeta returns _meta for the upstream: reserved per-hop keys dropped,
+// rewriteMeta returns _meta for upstream up: reserved per-hop keys dropped,
 // and a progress token replaced by a hub token (tokens of different clients
 // would collide on a shared upstream). It returns the hub token, or nil.
-func (s *session) rewriteMeta(meta, reqID []byte) ([]byte, []byte, error) {
+func (s *session) rewriteMeta(meta, reqID []byte, up string) ([]byte, []byte, error) {
 	var drop []string
 	var orig []byte
 	err := wire.Members(meta, func(k, v []byte) error {
@@ -265,7 +265,7 @@ func (s *session) rewriteMeta(meta, reqID []byte) ([]byte, []byte, error) {
 		if orig[0] != '"' && orig[0] != '-' && (orig[0] < '0' || orig[0] > '9') {
 			return nil, nil, errors.New("progressToken must be a string or a number")
 		}
-		token = s.h.progress.register(s, orig, reqID)
+		token = s.h.progress.register(s, up, orig, reqID)
 		set = append(set, wire.Member{Key: "progressToken", Value: token})
 	}
 	if len(drop) == 0 && set == nil {
@@ -285,11 +285,12 @@ type progressTable struct {
 
 type progressRoute struct {
 	s    *session
+	up   string // the upstream the request went to: only it may report progress
 	orig []byte // the client's token
 	req  []byte // raw id of the client's request
 }
 
-func (t *progressTable) register(s *session, orig, req []byte) []byte {
+func (t *progressTable) register(s *session, up string, orig, req []byte) []byte {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.next++
@@ -297,7 +298,7 @@ func (t *progressTable) register(s *session, orig, req []byte) []byte {
 	if t.tokens == nil {
 		t.tokens = map[string]progressRoute{}
 	}
-	t.tokens[string(tok)] = progressRoute{s: s, orig: bytes.Clone(orig), req: bytes.Clone(req)}
+	t.tokens[string(tok)] = progressRoute{s: s, up: up, orig: bytes.Clone(orig), req: bytes.Clone(req)}
 	return tok
 }
 
@@ -346,8 +347,8 @@ func (h *Hub) Notification(c *upstream.Conn, method string, params []byte, origi
 			return
 		}
 		r, ok := h.progress.lookup(tok)
-		if !ok {
-			return // a call that already ended, or not ours
+		if !ok || r.up != c.Name() {
+			return // a call that already ended, or not ours, or another upstream's
 		}
 		out, err := wire.EditObject(params, []wire.Member{{Key: "progressToken", Value: r.orig}})
 		if err == nil {
