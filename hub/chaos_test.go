@@ -1,0 +1,671 @@
+package hub
+
+// Chaos and fault tests (issue 5; security plan §7) through the hub: real
+// fixture upstreams, in-process stdio sessions, the race detector.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	rtmetrics "runtime/metrics"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/testbin"
+	"github.com/mcp-hub/mcp-hub/internal/wire"
+	"github.com/mcp-hub/mcp-hub/upstream"
+)
+
+// start sends request id and returns a channel for its response line.
+func (c *pipeClient) start(id int, method, params string) <-chan []byte {
+	ch := make(chan []byte, 1)
+	key := fmt.Sprint(id)
+	c.mu.Lock()
+	c.waiting[key] = ch
+	c.mu.Unlock()
+	c.send(`{"jsonrpc":"2.0","id":` + key + `,"method":"` + method + `","params":` + params + `}`)
+	return ch
+}
+
+// toolOutcome is what a tools/call response says.
+type toolOutcome struct {
+	isError bool   // an isError result or a JSON-RPC error
+	text    string // the result's text, or the error's message
+}
+
+func outcomeOfLine(t *testing.T, line []byte) toolOutcome {
+	t.Helper()
+	m, err := wire.Parse(line)
+	if err != nil {
+		t.Fatalf("response %s: %v", line, err)
+	}
+	if m.Error != nil {
+		var e struct{ Message string }
+		_ = json.Unmarshal(m.Error, &e)
+		return toolOutcome{true, e.Message}
+	}
+	var r struct {
+		Content []struct{ Text string }
+		IsError bool
+	}
+	if err := json.Unmarshal(m.Result, &r); err != nil {
+		t.Fatalf("result %s: %v", m.Result, err)
+	}
+	var b strings.Builder
+	for _, c := range r.Content {
+		b.WriteString(c.Text)
+	}
+	return toolOutcome{r.IsError, b.String()}
+}
+
+// upstreamOf returns the hub's upstream of that name.
+func upstreamOf(t *testing.T, h *Hub, name string) *upstream.Upstream {
+	t.Helper()
+	u, ok := h.Manager().Get(name)
+	if !ok {
+		t.Fatalf("no upstream %q", name)
+	}
+	return u
+}
+
+// waitStatus polls an upstream's status until cond holds.
+func waitStatus(t *testing.T, u *upstream.Upstream, d time.Duration, what string, cond func(upstream.Status) bool) upstream.Status {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		st := u.Status()
+		if cond(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("upstream %s: waited %s for %s; status %+v", u.Name(), d, what, st)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func connected(st upstream.Status) bool { return st.State == upstream.StateConnected }
+
+// inflight returns the number of forwarded requests the hub's sessions track.
+func (h *Hub) inflightCalls() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for s := range h.sessions {
+		s.mu.Lock()
+		n += len(s.inflight)
+		s.mu.Unlock()
+	}
+	return n
+}
+
+// fixtureEvent is one line of a fixture's -events file.
+type fixtureEvent struct {
+	kind string
+	pid  int
+	at   time.Time
+}
+
+func readEvents(t *testing.T, path string) []fixtureEvent {
+	t.Helper()
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []fixtureEvent
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var e fixtureEvent
+		var ns int64
+		if _, err := fmt.Sscan(sc.Text(), &e.kind, &e.pid, &ns); err != nil {
+			t.Fatalf("events line %q: %v", sc.Text(), err)
+		}
+		e.at = time.Unix(0, ns)
+		out = append(out, e)
+	}
+	return out
+}
+
+func eventsOf(events []fixtureEvent, kind string) []fixtureEvent {
+	var out []fixtureEvent
+	for _, e := range events {
+		if e.kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// TestKill9UnderLoad: a stdio upstream is killed with SIGKILL while 1,000
+// calls from 8 sessions are in flight on it. Every call is answered (a
+// clear error naming the upstream), the upstream is back within its
+// backoff, and calls after that succeed.
+func TestKill9UnderLoad(t *testing.T) {
+	const sessions, perSession = 8, 125
+	opts := &Options{Upstream: upstream.Options{
+		MaxInFlight:   sessions * perSession, // all of them really in flight upstream
+		CallTimeout:   30 * time.Second,
+		ShutdownGrace: 500 * time.Millisecond,
+		Backoff:       upstream.Backoff{Initial: 200 * time.Millisecond, Max: time.Second, MaxAttempts: 5},
+	}}
+	h, first := startHub(t, opts, fixtureSpec("a", "-only", "sleep_ms,pid,echo"))
+	clients := []*pipeClient{first}
+	for len(clients) < sessions {
+		clients = append(clients, stdioClient(t, h))
+	}
+	u := upstreamOf(t, h, "a")
+	st := waitStatus(t, u, 10*time.Second, "connected", connected)
+	if got := outcomeOfLine(t, first.call(t, 2, "tools/call", `{"name":"pid","arguments":{}}`)); got.text != fmt.Sprint(st.PID) {
+		t.Fatalf("pid tool = %q, status pid %d", got.text, st.PID)
+	}
+
+	var chans []<-chan []byte
+	for i, c := range clients {
+		for j := range perSession {
+			chans = append(chans, c.start(1000+j, "tools/call", fmt.Sprintf(`{"name":"sleep_ms","arguments":{"ms":60000,"n":"%d/%d"}}`, i, j)))
+		}
+	}
+	eventually(t, 20*time.Second, "1,000 calls in flight", func() bool { return h.inflightCalls() == len(chans) })
+	time.Sleep(300 * time.Millisecond) // the last requests reach the upstream
+
+	killed := time.Now()
+	if err := syscall.Kill(st.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	answered, clear := 0, 0
+	var slowest time.Duration
+	timeout := time.After(30 * time.Second) // the calls' own timeout
+	for i, ch := range chans {
+		select {
+		case line := <-ch:
+			answered++
+			slowest = max(slowest, time.Since(killed))
+			o := outcomeOfLine(t, line)
+			if o.isError && strings.Contains(o.text, `upstream "a"`) && strings.Contains(o.text, "signal: killed") {
+				clear++
+			} else if clear == answered-1 {
+				t.Errorf("call %d: outcome %+v, want an error naming the upstream and its death", i, o)
+			}
+		case <-timeout:
+			t.Fatalf("%d of %d calls answered within their timeout", answered, len(chans))
+		}
+	}
+	t.Logf("%d of %d calls answered, %d with a clear error, the last %s after the kill", answered, len(chans), clear, slowest.Round(time.Millisecond))
+	if clear != len(chans) {
+		t.Errorf("%d of %d answers are clear errors", clear, len(chans))
+	}
+	if n := h.inflightCalls(); n != 0 {
+		t.Errorf("%d calls still tracked", n)
+	}
+
+	back := waitStatus(t, u, 15*time.Second, "a new process", func(s upstream.Status) bool { return connected(s) && s.PID != st.PID })
+	t.Logf("upstream back after %s (backoff initial 200ms, max 1s)", time.Since(killed).Round(time.Millisecond))
+	if testbin.Alive(st.PID) || slices.Contains(testbin.Zombies(os.Getpid()), st.PID) {
+		t.Errorf("killed upstream %d not reaped", st.PID)
+	}
+
+	// Calls after that succeed, from every session.
+	var after []<-chan []byte
+	for _, c := range clients {
+		for j := range 10 {
+			after = append(after, c.start(5000+j, "tools/call", `{"name":"pid","arguments":{}}`))
+		}
+	}
+	for _, ch := range after {
+		select {
+		case line := <-ch:
+			if o := outcomeOfLine(t, line); o.isError || o.text != fmt.Sprint(back.PID) {
+				t.Errorf("call after the restart: %+v, want the new pid %d", o, back.PID)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("a call after the restart was not answered")
+		}
+	}
+}
+
+// TestD8NeverAnswersInitialize: an upstream that never answers initialize
+// does not hold up the hub's own initialize; its attempts time out and are
+// retried with backoff, MaxAttempts times, then it stays FAILED while the
+// other upstream serves.
+func TestD8NeverAnswersInitialize(t *testing.T) {
+	events := filepath.Join(t.TempDir(), "events")
+	opts := &Options{Upstream: upstream.Options{
+		InitTimeout:   time.Second,
+		ShutdownGrace: 200 * time.Millisecond,
+		Backoff:       upstream.Backoff{Initial: 100 * time.Millisecond, Max: time.Second, MaxAttempts: 3},
+	}}
+	h, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	for _, s := range []upstream.Spec{fixtureSpec("hang", "-hang-initialize", "-events", events), fixtureSpec("ok", "-only", "echo")} {
+		if err := h.AddUpstream(s, upstream.AddOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hang := upstreamOf(t, h, "hang")
+	began := time.Now()
+	c := stdioClient(t, h) // initializes
+	initTook := time.Since(began)
+	st := hang.Status()
+	t.Logf("hub initialize answered after %s; the hanging upstream then: %s, %d failed attempts", initTook.Round(time.Millisecond), st.State, st.Attempts)
+	if st.Attempts != 0 || (st.State != upstream.StateConnecting && st.State != upstream.StatePending) {
+		t.Errorf("the hub's initialize waited for the hanging upstream: its status then was %+v", st)
+	}
+
+	if got := string(c.call(t, 2, "tools/list", `{}`)); !strings.Contains(got, `"name":"echo"`) {
+		t.Errorf("tools/list = %s, want the other upstream's echo", got)
+	}
+	st = waitStatus(t, hang, 20*time.Second, "giving up", func(s upstream.Status) bool {
+		return s.State == upstream.StateFailed && s.Attempts == 3 && s.NextRetry.IsZero()
+	})
+	if !strings.Contains(st.LastError, "no answer within 1s") {
+		t.Errorf("last error %q, want the initialize timeout", st.LastError)
+	}
+	time.Sleep(300 * time.Millisecond)
+	starts := eventsOf(readEvents(t, events), "start")
+	if len(starts) != 3 {
+		t.Fatalf("%d spawns, want 3 (MaxAttempts)", len(starts))
+	}
+	var gaps []string
+	for i := 1; i < len(starts); i++ {
+		gap := starts[i].at.Sub(starts[i-1].at)
+		// Each retry waits for the init timeout, then the backoff delay.
+		if gap < time.Second {
+			t.Errorf("spawn %d came %s after the previous; the init timeout is 1s", i+1, gap)
+		}
+		gaps = append(gaps, gap.Round(time.Millisecond).String())
+		if testbin.Alive(starts[i-1].pid) {
+			t.Errorf("timed-out upstream %d still alive", starts[i-1].pid)
+		}
+	}
+	t.Logf("3 attempts, spawns %s apart; last error %q", strings.Join(gaps, ", "), st.LastError)
+	// The hub still serves.
+	if o := outcomeOfLine(t, c.call(t, 3, "tools/call", `{"name":"echo","arguments":{"x":1}}`)); o.isError {
+		t.Errorf("echo = %+v", o)
+	}
+}
+
+// TestD9NeverAnswersACall: a call the upstream never answers ends at the
+// call timeout with a clear error, the upstream is told with
+// notifications/cancelled (the fixture's sleep_ms sees its context
+// cancelled while the process and session live on), and progress does not
+// extend the timeout.
+func TestD9NeverAnswersACall(t *testing.T) {
+	events := filepath.Join(t.TempDir(), "events")
+	opts := &Options{Upstream: upstream.Options{CallTimeout: 800 * time.Millisecond}}
+	h, c := startHub(t, opts, fixtureSpec("slow", "-only", "sleep_ms,progress,echo", "-events", events))
+	u := upstreamOf(t, h, "slow")
+	st := waitStatus(t, u, 10*time.Second, "connected", connected)
+
+	began := time.Now()
+	o := outcomeOfLine(t, c.call(t, 2, "tools/call", `{"name":"sleep_ms","arguments":{"ms":600000}}`))
+	took := time.Since(began)
+	t.Logf("never-answered call: %q after %s", o.text, took.Round(time.Millisecond))
+	if !o.isError || !strings.Contains(o.text, `upstream "slow" did not answer`) || !strings.Contains(o.text, "timed out after 800ms") {
+		t.Errorf("outcome %+v, want a timeout error naming the upstream", o)
+	}
+	if took < 800*time.Millisecond {
+		t.Errorf("answered after %s, before the call timeout", took)
+	}
+	eventually(t, 10*time.Second, "the upstream to see the cancellation", func() bool {
+		return len(eventsOf(readEvents(t, events), "cancelled")) == 1
+	})
+	if ev := eventsOf(readEvents(t, events), "cancelled"); ev[0].pid != st.PID {
+		t.Errorf("cancelled in process %d, want the upstream %d", ev[0].pid, st.PID)
+	}
+	if now := u.Status(); !connected(now) || now.PID != st.PID {
+		t.Errorf("status after the timeout %+v: want the same process, connected", now)
+	}
+
+	// Progress every 5ms does not reset the timeout.
+	began = time.Now()
+	o = outcomeOfLine(t, c.call(t, 3, "tools/call", `{"name":"progress","arguments":{"steps":1000000,"delay_ms":5},"_meta":{"progressToken":"tok"}}`))
+	took = time.Since(began)
+	progress := 0
+	for len(c.notes) > 0 {
+		if strings.Contains(string(<-c.notes), `"progressToken":"tok"`) {
+			progress++
+		}
+	}
+	t.Logf("endless progress: %q after %s and %d progress notifications", o.text, took.Round(time.Millisecond), progress)
+	if !o.isError || !strings.Contains(o.text, "timed out") {
+		t.Errorf("outcome %+v, want a timeout", o)
+	}
+	if progress == 0 {
+		t.Error("no progress reached the client before the timeout")
+	}
+	if o := outcomeOfLine(t, c.call(t, 4, "tools/call", `{"name":"echo","arguments":{}}`)); o.isError {
+		t.Errorf("echo after the timeouts = %+v", o)
+	}
+}
+
+// TestD10CrashMidCall: the upstream exits (code 3) while calls are in
+// flight: every caller gets an error, the process is reaped (no zombie),
+// the upstream is CRASHED with its exit status and comes back after the
+// backoff.
+func TestD10CrashMidCall(t *testing.T) {
+	events := filepath.Join(t.TempDir(), "events")
+	opts := &Options{Upstream: upstream.Options{
+		Backoff: upstream.Backoff{Initial: 300 * time.Millisecond, Max: time.Second, MaxAttempts: 5},
+	}}
+	h, c := startHub(t, opts, fixtureSpec("c", "-only", "crash,sleep_ms,pid", "-events", events))
+	u := upstreamOf(t, h, "c")
+	st := waitStatus(t, u, 10*time.Second, "connected", connected)
+
+	var chans []<-chan []byte
+	for i := range 5 {
+		chans = append(chans, c.start(10+i, "tools/call", `{"name":"sleep_ms","arguments":{"ms":60000}}`))
+	}
+	eventually(t, 10*time.Second, "5 calls in flight", func() bool { return h.inflightCalls() == 5 })
+	chans = append(chans, c.start(20, "tools/call", `{"name":"crash","arguments":{}}`))
+	crashed := time.Now()
+	for i, ch := range chans {
+		select {
+		case line := <-ch:
+			if o := outcomeOfLine(t, line); !o.isError || !strings.Contains(o.text, "exit status 3") {
+				t.Errorf("call %d: %+v, want an error with the exit status", i, o)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("call %d not answered", i)
+		}
+	}
+	cr := waitStatus(t, u, 10*time.Second, "CRASHED", func(s upstream.Status) bool {
+		return s.State == upstream.StateCrashed || s.PID != st.PID && connected(s)
+	})
+	if cr.State == upstream.StateCrashed {
+		if !strings.Contains(cr.LastError, "exit status 3") || cr.NextRetry.IsZero() {
+			t.Errorf("crashed status %+v: want the exit status and a retry scheduled", cr)
+		}
+	} else {
+		t.Logf("the CRASHED state was too short to observe")
+	}
+	back := waitStatus(t, u, 15*time.Second, "a new process", func(s upstream.Status) bool { return connected(s) && s.PID != st.PID })
+	t.Logf("restarted after %s: %s", time.Since(crashed).Round(time.Millisecond), cr.LastError)
+	if testbin.Alive(st.PID) {
+		t.Errorf("crashed process %d alive", st.PID)
+	}
+	if z := testbin.Zombies(os.Getpid()); len(z) > 0 {
+		t.Errorf("zombie children %v", z)
+	}
+	// The restart waited for the backoff (300ms ±25%).
+	starts := eventsOf(readEvents(t, events), "start")
+	if len(starts) != 2 {
+		t.Fatalf("%d spawns, want 2", len(starts))
+	}
+	if gap := starts[1].at.Sub(crashed); gap < 200*time.Millisecond {
+		t.Errorf("restarted %s after the crash, sooner than the backoff", gap)
+	}
+	if o := outcomeOfLine(t, c.call(t, 30, "tools/call", `{"name":"pid","arguments":{}}`)); o.text != fmt.Sprint(back.PID) {
+		t.Errorf("pid after the restart = %+v, want %d", o, back.PID)
+	}
+}
+
+// TestE7ColdStart: 20 upstreams that each take 800ms to start: the hub
+// answers initialize before any of them is up, at most 4 spawn at once
+// (the default cap), and all are connected after about 5 rounds.
+func TestE7ColdStart(t *testing.T) {
+	const n, slow = 20, 800 * time.Millisecond
+	events := filepath.Join(t.TempDir(), "events")
+	h, err := New(&Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	began := time.Now()
+	for i := range n {
+		spec := fixtureSpec(fmt.Sprintf("u%02d", i), "-only", "pid", "-extra", fmt.Sprintf("t%02d", i), "-slow-start", slow.String(), "-events", events)
+		if err := h.AddUpstream(spec, upstream.AddOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := stdioClient(t, h)
+	initTook := time.Since(began)
+	up := 0
+	for _, u := range h.Manager().List() {
+		if connected(u.Status()) {
+			up++
+		}
+	}
+	t.Logf("initialize answered %s after the upstreams were added, with %d of %d connected", initTook.Round(time.Millisecond), up, n)
+	if up > 0 {
+		t.Errorf("initialize waited for %d upstreams", up)
+	}
+	eventually(t, 60*time.Second, "all upstreams connected", func() bool {
+		for _, u := range h.Manager().List() {
+			if !connected(u.Status()) {
+				return false
+			}
+		}
+		return true
+	})
+	all := time.Since(began)
+
+	// Overlap of the start-up phases [start, ready], each inside the
+	// spawn slot its process was started in.
+	ev := readEvents(t, events)
+	type span struct{ from, to time.Time }
+	spans := map[int]*span{}
+	for _, e := range ev {
+		if spans[e.pid] == nil {
+			spans[e.pid] = &span{}
+		}
+		switch e.kind {
+		case "start":
+			spans[e.pid].from = e.at
+		case "ready":
+			spans[e.pid].to = e.at
+		}
+	}
+	if len(spans) != n {
+		t.Fatalf("%d processes started, want %d", len(spans), n)
+	}
+	peak := 0
+	for _, s := range spans {
+		at := 0
+		for _, o := range spans {
+			if !o.from.After(s.from) && o.to.After(s.from) {
+				at++
+			}
+		}
+		peak = max(peak, at)
+	}
+	t.Logf("all %d connected after %s (one start takes %s); at most %d starting at once", n, all.Round(time.Millisecond), slow, peak)
+	if peak > 4 {
+		t.Errorf("%d upstreams started at once, want at most 4", peak)
+	}
+	if peak < 2 {
+		t.Errorf("at most %d upstream started at a time: the starts did not overlap", peak)
+	}
+	if all < 5*slow {
+		t.Errorf("all connected after %s, sooner than 5 rounds of 4", all)
+	}
+	list := string(c.call(t, 2, "tools/list", `{}`))
+	for i := range n {
+		if !strings.Contains(list, fmt.Sprintf(`"name":"t%02d"`, i)) {
+			t.Errorf("tools/list lacks t%02d", i)
+		}
+	}
+}
+
+// countingHandler counts log records whose message contains a string.
+type countingHandler struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (c *countingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (c *countingHandler) Handle(_ context.Context, r slog.Record) error {
+	c.mu.Lock()
+	c.counts[r.Message]++
+	c.mu.Unlock()
+	return nil
+}
+func (c *countingHandler) WithAttrs([]slog.Attr) slog.Handler { return c }
+func (c *countingHandler) WithGroup(string) slog.Handler      { return c }
+
+func (c *countingHandler) count(msg string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.counts[msg]
+}
+
+func heapBytes() int64 {
+	s := []rtmetrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	rtmetrics.Read(s)
+	return int64(s[0].Value.Uint64())
+}
+
+// TestD16Flood: an upstream floods stdout with 100,000 notifications (log
+// messages, progress for guessed hub tokens, resource updates nobody
+// subscribed to) and stderr with 100,000 lines. The hub stays responsive,
+// its memory bounded, its log rate-limited, and no session gets a message
+// it did not ask for: a session that asked for progress on its own call
+// gets that call's progress only.
+func TestD16Flood(t *testing.T) {
+	logs := &countingHandler{counts: map[string]int{}}
+	h, a := startHub(t, &Options{Logger: slog.New(logs)},
+		fixtureSpec("flooder", "-only", "flood,echo"), fixtureSpec("calm", "-only", "echo,progress"))
+	b := stdioClient(t, h)
+	for _, name := range []string{"flooder", "calm"} {
+		waitStatus(t, upstreamOf(t, h, name), 10*time.Second, "connected", connected)
+	}
+	drain := func(c *pipeClient) []string {
+		var out []string
+		for {
+			select {
+			case n := <-c.notes:
+				out = append(out, string(n))
+			default:
+				return out
+			}
+		}
+	}
+	// The catalog with both upstreams is served (its list_changed sent)
+	// before the flood starts.
+	eventually(t, 10*time.Second, "the catalog of both upstreams", func() bool {
+		_, flood := h.Catalog().Tool("flood")
+		_, progress := h.Catalog().Tool("progress")
+		return flood && progress && h.catalogCurrent()
+	})
+	time.Sleep(100 * time.Millisecond)
+	drain(a)
+	drain(b)
+
+	// a asks for progress on a call of its own, on the calm upstream.
+	progressCall := a.start(2, "tools/call", `{"name":"progress","arguments":{"steps":40,"delay_ms":50},"_meta":{"progressToken":"mine"}}`)
+	var tokens []string
+	for i := 1; i <= 20; i++ {
+		tokens = append(tokens, fmt.Sprintf(`"p%d"`, i))
+	}
+	runtime.GC()
+	heap0 := heapBytes()
+	var peak atomic.Int64
+	stopSampling := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			peak.Store(max(peak.Load(), heapBytes()-heap0))
+			select {
+			case <-stopSampling:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	began := time.Now()
+	flood := a.start(3, "tools/call", `{"name":"flood","arguments":{"notifications":100000,"stderr_lines":100000,"tokens":[`+strings.Join(tokens, ",")+`]}}`)
+
+	// b keeps calling both upstreams while the flood runs: echo goes to
+	// calm (it shadows the flooder's), a flood of nothing to the flooder,
+	// answered after what the flood queued on its stdout.
+	var latencies []time.Duration
+	done := false
+	for id := 100; !done; id += 2 {
+		start := time.Now()
+		o := outcomeOfLine(t, b.call(t, id, "tools/call", `{"name":"echo","arguments":{"i":`+fmt.Sprint(id)+`}}`))
+		latencies = append(latencies, time.Since(start))
+		if o.isError || !strings.Contains(o.text, fmt.Sprint(id)) {
+			t.Fatalf("echo %d during the flood: %+v", id, o)
+		}
+		if id%20 == 0 {
+			if o := outcomeOfLine(t, b.call(t, id+1, "tools/call", `{"name":"flood","arguments":{}}`)); o.isError || !strings.Contains(o.text, "flooded 0") {
+				t.Fatalf("the flooder during its flood: %+v", o)
+			}
+		}
+		select {
+		case line := <-flood:
+			if o := outcomeOfLine(t, line); o.isError || !strings.Contains(o.text, "flooded 100000 notifications") {
+				t.Fatalf("flood = %+v", o)
+			}
+			done = true
+		case <-time.After(5 * time.Millisecond):
+		}
+		if time.Since(began) > 60*time.Second {
+			t.Fatal("the flood did not end within 60s")
+		}
+	}
+	floodTook := time.Since(began)
+	select {
+	case line := <-progressCall:
+		if o := outcomeOfLine(t, line); o.isError {
+			t.Errorf("progress call = %+v", o)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the progress call was not answered")
+	}
+	close(stopSampling)
+	<-sampled
+	time.Sleep(200 * time.Millisecond) // anything still on its way
+
+	slices.Sort(latencies)
+	t.Logf("flood of 100k notifications and 100k stderr lines took %s; %d echo calls from the other session meanwhile, median %s, max %s; heap +%d MiB",
+		floodTook.Round(time.Millisecond), len(latencies), latencies[len(latencies)/2].Round(time.Microsecond),
+		latencies[len(latencies)-1].Round(time.Millisecond), peak.Load()>>20)
+	if peak.Load() > 100<<20 {
+		t.Errorf("heap grew by %d MiB during the flood", peak.Load()>>20)
+	}
+	if got := drain(b); len(got) > 0 {
+		t.Errorf("session b asked for nothing and got %d messages, first %s", len(got), got[0])
+	}
+	var mine []float64
+	for _, n := range drain(a) {
+		var m struct {
+			Method string
+			Params struct {
+				ProgressToken json.RawMessage
+				Progress      float64
+			}
+		}
+		if err := json.Unmarshal([]byte(n), &m); err != nil || m.Method != "notifications/progress" || string(m.Params.ProgressToken) != `"mine"` {
+			t.Errorf("session a got %s; it asked for its own call's progress only", n)
+			continue
+		}
+		mine = append(mine, m.Params.Progress)
+	}
+	if len(mine) == 0 || len(mine) > 40 || slices.Max(mine) > 40 {
+		t.Errorf("session a got %d progress notifications (max progress %v), want its call's at most 40 steps", len(mine), mine)
+	}
+	logged, reported := logs.count("upstream stderr"), logs.count("upstream stderr rate-limited")
+	t.Logf("a got %d progress notifications of its own; %d stderr lines logged, %d rate-limit reports", len(mine), logged, reported)
+	if logged > 1000 || reported == 0 {
+		t.Errorf("%d of 100000 stderr lines logged with %d rate-limit reports; want the rate limit to hold", logged, reported)
+	}
+}
