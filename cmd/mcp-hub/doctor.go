@@ -30,7 +30,8 @@ stderr and a hint at the usual causes (command not on PATH, npx downloading
 the package, an unset environment variable, non-JSON on stdout, exiting at
 once, no answer to initialize). Everything is stopped again before it exits.
 
-Registrations nobody approved are not run; they are reported as such.
+Registrations nobody approved are not run: they are reported as "not
+approved" (or "rejected"), and mcp-hub approve NAME reviews them.
 
 Exit status: 0 when no upstream failed (warnings and upstreams that are not
 run do not count); 1 when one failed or the store cannot be read; 2 on a

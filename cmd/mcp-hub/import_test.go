@@ -338,3 +338,38 @@ func TestImportSuggestName(t *testing.T) {
 		}
 	}
 }
+
+// TestMigrationCommandsHelp: import, export, tools and doctor document
+// their flags and exit status, and are listed by mcp-hub --help.
+func TestMigrationCommandsHelp(t *testing.T) {
+	for _, tt := range []struct {
+		cmd  string
+		want []string
+	}{
+		{"import", []string{"Usage: mcp-hub import FILE [--dry-run]", "--dry-run", "Exit status: 0 when every server was added or skipped"}},
+		{"export", []string{"Usage: mcp-hub export [--format claude|yaml] [--reveal]", "--reveal", `"***"`}},
+		{"tools", []string{"Usage: mcp-hub tools [--json]", "--json", "Exit status: 0 when the catalog was printed"}},
+		{"doctor", []string{"Usage: mcp-hub doctor", "Registrations nobody approved are not run", "Exit status: 0 when no upstream failed"}},
+	} {
+		t.Run(tt.cmd, func(t *testing.T) {
+			out, err := exec.Command(hubBin, tt.cmd, "--help").CombinedOutput()
+			if err != nil {
+				t.Errorf("--help: %v", err)
+			}
+			for _, w := range append(tt.want, "--data-dir", "--config") {
+				if !strings.Contains(string(out), w) {
+					t.Errorf("help lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+	out, _ := exec.Command(hubBin, "--help").CombinedOutput()
+	for _, c := range []string{"import", "export", "tools", "doctor"} {
+		if !regexp.MustCompile(`(?m)^  ` + c + ` +\S`).Match(out) {
+			t.Errorf("mcp-hub --help does not list %s:\n%s", c, out)
+		}
+	}
+	if _, stderr, code := cliSplit(t, t.TempDir(), "", "import"); code != exitConfig || !strings.Contains(stderr, "Usage: mcp-hub import") {
+		t.Errorf("import without a file: exit %d, stderr %q", code, stderr)
+	}
+}
