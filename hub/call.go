@@ -39,7 +39,9 @@ func (s *session) callTool(line []byte, m wire.Message) bool {
 			case !ok:
 				s.replyError(m.ID, jsonrpc.CodeInvalidParams, fmt.Sprintf("unknown tool: %q", p.name), nil)
 			case e.Server == "":
-				s.toSDKLine(line)
+				if !s.ownRawTool(m, p.name) {
+					s.toSDKLine(line)
+				}
 			default:
 				s.startCall(m, p, e)
 			}
@@ -52,7 +54,7 @@ func (s *session) callTool(line []byte, m wire.Message) bool {
 		return true
 	}
 	if e.Server == "" {
-		return false
+		return s.ownRawTool(m, p.name)
 	}
 	s.startCall(m, p, e)
 	return true

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the tests exercise sampling, roots and logging, deprecated in 2026-07-28 but part of the protocol versions the hub serves.
+
 package hub
 
 import (

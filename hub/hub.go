@@ -209,7 +209,7 @@ func New(opts *Options) (*Hub, error) {
 			Logging: &mcp.LoggingCapabilities{},
 		},
 	})
-	h.opts.Catalog.Own = h.registerAdminTools()
+	h.opts.Catalog.Own = append(h.registerAdminTools(), discoveryTools()...)
 	h.cat.Store(&catalogState{cat: catalog.Build(nil, h.catalogOptions())})
 	go h.rebuildLoop()
 	return h, nil

@@ -58,7 +58,8 @@ func startHTTP(ctx context.Context, spec *Spec, headers map[string]string, opts 
 		}
 		return l, nil
 	}
-	l := &streamLink{url: spec.URL, client: client, s: s, logger: opts.Logger, max: opts.MaxMessageBytes, ctx: lctx, cancel: cancel}
+	l := &streamLink{url: spec.URL, client: client, s: s, logger: opts.Logger, max: opts.MaxMessageBytes, ctx: lctx, cancel: cancel,
+		getReady: make(chan struct{})}
 	s.attach(l)
 	return l, nil
 }
@@ -85,7 +86,40 @@ type streamLink struct {
 	version   string
 	getOn     bool
 
+	// getReady is closed once the first standalone GET was answered (or
+	// failed): requests wait for it, because some servers send what they
+	// have for the client only on that stream and drop it while it is not
+	// open yet.
+	getReady     chan struct{}
+	getReadyOnce sync.Once
+
 	closeOnce sync.Once
+}
+
+// standaloneWait bounds how long a request waits for the standalone stream.
+const standaloneWait = 2 * time.Second
+
+// awaitStandalone waits (bounded) until the standalone stream was answered,
+// once it has been started.
+func (l *streamLink) awaitStandalone() {
+	select {
+	case <-l.getReady:
+		return
+	default:
+	}
+	l.mu.Lock()
+	on := l.getOn
+	l.mu.Unlock()
+	if !on {
+		return
+	}
+	t := time.NewTimer(standaloneWait)
+	defer t.Stop()
+	select {
+	case <-l.getReady:
+	case <-t.C:
+	case <-l.ctx.Done():
+	}
 }
 
 func (l *streamLink) pid() int { return 0 }
@@ -179,6 +213,7 @@ func (l *streamLink) send(ctx context.Context, msg []byte) error {
 // request posts a request and delivers everything that comes back for it.
 func (l *streamLink) request(msg []byte, m wire.Message) {
 	id := m.ID
+	l.awaitStandalone()
 	resp, err := l.post(l.ctx, msg, m.Method)
 	if err != nil {
 		if l.ctx.Err() != nil {
@@ -381,8 +416,10 @@ func (l *streamLink) standalone() {
 	retry := time.Second
 	failures := 0
 	opened := false
+	defer l.getReadyOnce.Do(func() { close(l.getReady) })
 	for l.ctx.Err() == nil {
 		resp, err := l.get(lastID)
+		l.getReadyOnce.Do(func() { close(l.getReady) })
 		switch {
 		case err != nil:
 			if l.ctx.Err() != nil {

@@ -51,6 +51,14 @@ func run() error {
 	defer cancel()
 	cmd := exec.Command(hubBin, "--config", cfg, "--data-dir", filepath.Join(dir, "data"))
 	cmd.Stderr = os.Stderr
+	if path := os.Getenv("CONFORMANCE_HUB_LOG"); path != "" { // for debugging a scenario
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		cmd.Stderr = f
+	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcp-hub-conformance-client", Version: "1"}, &mcp.ClientOptions{
 		ElicitationHandler: acceptDefaults,
 	})

@@ -1,0 +1,89 @@
+package hub
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/wire"
+)
+
+// TestDiscoveryTools: hub_search_tools finds every upstream tool the filters
+// let through, shadowed ones too; hub_call_tool calls any of them and
+// relays the upstream's result byte for byte.
+func TestDiscoveryTools(t *testing.T) {
+	b := fixtureSpec("b", "-only", "echo,pid,sleep_ms,progress")
+	b.Tools.Deny = []string{"sleep*"}
+	h, c := startHub(t, nil, fixtureSpec("a", "-only", "echo,add"), b)
+	eventually(t, 10*time.Second, "both upstreams", func() bool { return h.settled() && len(h.Catalog().ServerEntries("b")) > 0 })
+
+	search := func(id int, query string) (hits []found, total int) {
+		line := c.call(t, id, "tools/call", fmt.Sprintf(`{"name":"hub_search_tools","arguments":{"query":%q}}`, query))
+		var r struct {
+			Result struct {
+				IsError           bool
+				StructuredContent struct {
+					Tools []found
+					Total int
+				}
+			}
+		}
+		if err := json.Unmarshal(line, &r); err != nil || r.Result.IsError {
+			t.Fatalf("search %q: %s", query, line)
+		}
+		return r.Result.StructuredContent.Tools, r.Result.StructuredContent.Total
+	}
+	hits, _ := search(2, "echo")
+	if len(hits) != 2 || hits[0].Server != "a" || hits[0].ExposedAs != "echo" || hits[1].Server != "b" || hits[1].ExposedAs != "" || len(hits[1].InputSchema) == 0 {
+		t.Errorf("search echo: %+v; want a's (listed) and b's (shadowed), with schemas", hits)
+	}
+	if _, total := search(3, ""); total != 5 {
+		t.Errorf("search all: %d tools, want 5 (a: echo add; b: echo pid progress; b's sleep_ms filtered out)", total)
+	}
+	if hits, _ := search(4, "sleep"); len(hits) != 0 {
+		t.Errorf("a filtered tool was found: %+v", hits)
+	}
+
+	// hub_call_tool reaches the shadowed tool of b.
+	line := c.call(t, 5, "tools/call", `{"name":"hub_call_tool","arguments":{"server":"b","tool":"pid"}}`)
+	u, _ := h.Manager().Get("b")
+	if !strings.Contains(string(line), fmt.Sprintf(`"text":"%d"`, u.Status().PID)) {
+		t.Errorf("hub_call_tool b/pid: %s, want b's pid %d", line, u.Status().PID)
+	}
+	// Its result is the upstream's bytes, as a direct call's.
+	direct, _ := wire.Parse(c.call(t, 6, "tools/call", `{"name":"add","arguments":{"a":2,"b":40}}`))
+	via, _ := wire.Parse(c.call(t, 7, "tools/call", `{"name":"hub_call_tool","arguments":{"server":"a","tool":"add","arguments":{"a":2,"b":40}}}`))
+	if string(direct.Result) != string(via.Result) || len(direct.Result) == 0 {
+		t.Errorf("hub_call_tool result differs from the direct call's:\n%s\n%s", via.Result, direct.Result)
+	}
+	// Progress through hub_call_tool carries the client's token.
+	c.call(t, 8, "tools/call", `{"name":"hub_call_tool","arguments":{"server":"b","tool":"progress","arguments":{"steps":2}},"_meta":{"progressToken":"via-hub"}}`)
+	timeout := time.After(5 * time.Second)
+	for progress := false; !progress; {
+		select {
+		case n := <-c.notes:
+			if m, _ := wire.Parse(n); m.Method == "notifications/progress" {
+				progress = true
+				if !strings.Contains(string(n), `"progressToken":"via-hub"`) {
+					t.Errorf("progress notification %s lacks the client's token", n)
+				}
+			}
+		case <-timeout:
+			t.Fatal("no progress through hub_call_tool")
+		}
+	}
+
+	for _, bad := range []struct{ args, want string }{
+		{`{"server":"b","tool":"sleep_ms","arguments":{"ms":1}}`, "has no tool \"sleep_ms\""},
+		{`{"server":"nope","tool":"echo"}`, "no MCP server named \"nope\""},
+		{`{"server":"a"}`, "tool is required"},
+		{`{"server":"a","tool":"echo","arguments":[1]}`, "arguments must be an object"},
+	} {
+		line := c.call(t, 9, "tools/call", `{"name":"hub_call_tool","arguments":`+bad.args+`}`)
+		if !strings.Contains(string(line), `"isError":true`) || !strings.Contains(string(line), strings.ReplaceAll(bad.want, `"`, `\"`)) {
+			t.Errorf("hub_call_tool %s: %s, want an error containing %q", bad.args, line, bad.want)
+		}
+	}
+}
