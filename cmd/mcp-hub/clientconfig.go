@@ -48,10 +48,12 @@ type SyntaxError struct {
 	Err          error
 }
 
+// Error implements error.
 func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("%s: line %d, column %d: invalid JSON: %v", e.File, e.Line, e.Column, e.Err)
 }
 
+// Unwrap returns the parser's error.
 func (e *SyntaxError) Unwrap() error { return e.Err }
 
 // readClientConfig reads the MCP servers of a client's config file. JSON

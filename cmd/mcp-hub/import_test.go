@@ -72,6 +72,10 @@ func reportLine(outcome, name, detail string) *regexp.Regexp {
 
 func TestImportClientConfigs(t *testing.T) {
 	workspace := importFixture(t, "vscode")
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name, file string
 		wantCode   int
@@ -144,6 +148,21 @@ func TestImportClientConfigs(t *testing.T) {
 				regexp.MustCompile(`headers.Authorization: \$\{input:api-token\} is resolved by VS Code only`),
 				reportLine("skipped", "Bad Name!", `line 26: invalid name "Bad Name!"`),
 				regexp.MustCompile(`(?m)^Added 3, skipped 1, could not read 0\.`),
+			},
+		},
+		{
+			name: "vs code settings", file: "vscode-settings.json", wantCode: exitOK,
+			want: map[string]upstream.Spec{
+				"time": {Name: "time", Transport: upstream.TransportStdio, Command: "uvx",
+					Args: []string{"mcp-server-time", "--local-timezone=${env:TZ}"}},
+				"ws": {Name: "ws", Transport: upstream.TransportStdio, Command: "node",
+					Args: []string{"${workspaceFolder}/server.js"}, Env: map[string]string{"HOME_DIR": home}},
+			},
+			wantLines: []*regexp.Regexp{
+				regexp.MustCompile(`\(mcp.servers: VS Code settings\): 2 server\(s\)`),
+				regexp.MustCompile(`args\[1\]: \$\{env:TZ\} is resolved by VS Code only; the hub passes it on as written`),
+				regexp.MustCompile(`args\[0\]: \$\{workspaceFolder\} is unknown here; left as written`),
+				regexp.MustCompile(`(?m)^Added 2, skipped 0, could not read 0\.`),
 			},
 		},
 	}
