@@ -1,0 +1,80 @@
+package main
+
+// Chaos tests of the hub binary (issue 5; security plan §7, E-series).
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/testbin"
+)
+
+// TestE2HubKilled: the hub process is killed with SIGKILL, so it can shut
+// nothing down: its stdio upstreams die through the parent-death signal.
+func TestE2HubKilled(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeFile(t, "hub.yaml", fmt.Sprintf(`
+mcpServers:
+  plain:
+    command: %[1]s
+    args: ["-only", "echo", "-pid-file", "%[2]s/plain.pid"]
+  tree:
+    command: %[1]s
+    args: ["-only", "pid", "-pid-file", "%[2]s/tree.pid", "-grandchild", "%[2]s/grandchild.pid"]
+  stubborn:
+    command: %[1]s
+    args: ["-only", "add", "-ignore-sigterm", "-pid-file", "%[2]s/stubborn.pid"]
+`, fixtureBin, dir))
+	c := startRaw(t, nil, hubBin, "--config", cfg, "--data-dir", t.TempDir())
+	c.initialize()
+	if names := withoutHubTools(toolNames(t, c.call("tools/list", "").Result)); !slices.Equal(names, []string{"add", "echo", "pid"}) {
+		t.Fatalf("tools %v, want every upstream's", names)
+	}
+	pids := map[string]int{}
+	for _, n := range []string{"plain", "tree", "stubborn", "grandchild"} {
+		pid, err := testbin.ReadPID(filepath.Join(dir, n+".pid"), 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids[n] = pid
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pids["grandchild"], syscall.SIGKILL) })
+	hub := c.cmd.Process.Pid
+	children := testbin.Children(hub)
+	for _, n := range []string{"plain", "tree", "stubborn"} {
+		if !slices.Contains(children, pids[n]) {
+			t.Fatalf("upstream %s (%d) is not a child of the hub (children %v)", n, pids[n], children)
+		}
+	}
+
+	killed := time.Now()
+	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-c.exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the hub did not die")
+	}
+	t.Run("children die through the parent-death signal", func(t *testing.T) {
+		direct := []int{pids["plain"], pids["tree"], pids["stubborn"]}
+		if alive := testbin.WaitGone(10*time.Second, direct...); len(alive) > 0 {
+			t.Fatalf("upstreams %v outlived the killed hub", alive)
+		}
+		t.Logf("upstreams %v gone %s after the hub was killed", direct, time.Since(killed).Round(time.Millisecond))
+	})
+	t.Run("grandchildren", func(t *testing.T) {
+		if alive := testbin.WaitGone(2*time.Second, pids["grandchild"]); len(alive) > 0 {
+			// The parent-death signal reaches only the hub's own children;
+			// a grandchild that holds none of the hub's pipes (the fixture's
+			// sleeps with /dev/null as stdio) is orphaned. Killing it needs
+			// a sweep at the next start (security plan E2), which the hub
+			// does not have yet.
+			t.Skipf("known gap: grandchild %d outlives a SIGKILLed hub (no orphan sweep yet)", pids["grandchild"])
+		}
+	})
+}
