@@ -72,6 +72,8 @@ func TestToolsJSON(t *testing.T) {
 	cfg := toolsConfig(t, dir)
 	registerFixture(t, data, "eps", upstream.ApprovalApproved, upstream.SourceCLI, "-only", "pid,sleep_ms", "-pid-file", dir+"/eps.pid")
 	registerFixture(t, data, "delta", upstream.ApprovalPending, upstream.SourceAdmin, "-only", "cwd", "-pid-file", dir+"/delta.pid")
+	// The config file wins a name it shares with a registration.
+	registerFixture(t, data, "alpha", upstream.ApprovalApproved, upstream.SourceCLI, "-only", "argv", "-pid-file", dir+"/alpha-stored.pid")
 
 	stdout, stderr, code := cliSplit(t, data, cfg, "tools", "--json")
 	if code != exitOK {
@@ -149,6 +151,9 @@ func TestToolsJSON(t *testing.T) {
 
 	if _, err := os.Stat(filepath.Join(dir, "delta.pid")); err == nil {
 		t.Errorf("delta ran although nobody approved it")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "alpha-stored.pid")); err == nil || tools["argv"].Name != "" {
+		t.Errorf("the stored alpha ran although the config file defines alpha")
 	}
 	if n := checkNoLeaks(t, dir); n != 3 {
 		t.Errorf("%d pid files, want 3 (alpha, beta, eps)", n)
