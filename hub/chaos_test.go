@@ -97,17 +97,23 @@ func waitStatus(t *testing.T, u *upstream.Upstream, d time.Duration, what string
 
 func connected(st upstream.Status) bool { return st.State == upstream.StateConnected }
 
-// inflight returns the number of forwarded requests the hub's sessions track.
-func (h *Hub) inflightCalls() int {
+// inflightCalls returns the number of forwarded requests the hub's
+// sessions track, and how many of them are under way (sent upstream, or
+// waiting on the slow path).
+func (h *Hub) inflightCalls() (tracked, started int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	n := 0
 	for s := range h.sessions {
 		s.mu.Lock()
-		n += len(s.inflight)
+		tracked += len(s.inflight)
+		for _, c := range s.inflight {
+			if c.cancel != nil {
+				started++
+			}
+		}
 		s.mu.Unlock()
 	}
-	return n
+	return tracked, started
 }
 
 // fixtureEvent is one line of a fixture's -events file.
@@ -180,8 +186,10 @@ func TestKill9UnderLoad(t *testing.T) {
 			chans = append(chans, c.start(1000+j, "tools/call", fmt.Sprintf(`{"name":"sleep_ms","arguments":{"ms":60000,"n":"%d/%d"}}`, i, j)))
 		}
 	}
-	eventually(t, 20*time.Second, "1,000 calls in flight", func() bool { return h.inflightCalls() == len(chans) })
-	time.Sleep(300 * time.Millisecond) // the last requests reach the upstream
+	eventually(t, 20*time.Second, "1,000 calls in flight", func() bool {
+		_, started := h.inflightCalls()
+		return started == len(chans)
+	})
 
 	killed := time.Now()
 	if err := syscall.Kill(st.PID, syscall.SIGKILL); err != nil {
@@ -196,7 +204,9 @@ func TestKill9UnderLoad(t *testing.T) {
 			answered++
 			slowest = max(slowest, time.Since(killed))
 			o := outcomeOfLine(t, line)
-			if o.isError && strings.Contains(o.text, `upstream "a"`) && strings.Contains(o.text, "signal: killed") {
+			// The exit status, or (should the reaping lag) the end of stdout.
+			if o.isError && strings.Contains(o.text, `upstream "a"`) &&
+				(strings.Contains(o.text, "signal: killed") || strings.Contains(o.text, "closed its stdout")) {
 				clear++
 			} else if clear == answered-1 {
 				t.Errorf("call %d: outcome %+v, want an error naming the upstream and its death", i, o)
@@ -209,7 +219,7 @@ func TestKill9UnderLoad(t *testing.T) {
 	if clear != len(chans) {
 		t.Errorf("%d of %d answers are clear errors", clear, len(chans))
 	}
-	if n := h.inflightCalls(); n != 0 {
+	if n, _ := h.inflightCalls(); n != 0 {
 		t.Errorf("%d calls still tracked", n)
 	}
 
@@ -286,8 +296,10 @@ func TestD8NeverAnswersInitialize(t *testing.T) {
 	var gaps []string
 	for i := 1; i < len(starts); i++ {
 		gap := starts[i].at.Sub(starts[i-1].at)
-		// Each retry waits for the init timeout, then the backoff delay.
-		if gap < time.Second {
+		// Each retry waits for the init timeout (1s), then the backoff
+		// delay; the events' timestamps lag the spawns by the fixtures'
+		// start-up times, hence the margin.
+		if gap < 500*time.Millisecond {
 			t.Errorf("spawn %d came %s after the previous; the init timeout is 1s", i+1, gap)
 		}
 		gaps = append(gaps, gap.Round(time.Millisecond).String())
@@ -373,7 +385,10 @@ func TestD10CrashMidCall(t *testing.T) {
 	for i := range 5 {
 		chans = append(chans, c.start(10+i, "tools/call", `{"name":"sleep_ms","arguments":{"ms":60000}}`))
 	}
-	eventually(t, 10*time.Second, "5 calls in flight", func() bool { return h.inflightCalls() == 5 })
+	eventually(t, 10*time.Second, "5 calls in flight", func() bool {
+		_, started := h.inflightCalls()
+		return started == 5
+	})
 	chans = append(chans, c.start(20, "tools/call", `{"name":"crash","arguments":{}}`))
 	crashed := time.Now()
 	for i, ch := range chans {
@@ -417,11 +432,11 @@ func TestD10CrashMidCall(t *testing.T) {
 	}
 }
 
-// TestE7ColdStart: 20 upstreams that each take 800ms to start: the hub
+// TestE7ColdStart: 20 upstreams that each take a second to start: the hub
 // answers initialize before any of them is up, at most 4 spawn at once
 // (the default cap), and all are connected after about 5 rounds.
 func TestE7ColdStart(t *testing.T) {
-	const n, slow = 20, 800 * time.Millisecond
+	const n, slow = 20, time.Second
 	events := filepath.Join(t.TempDir(), "events")
 	h, err := New(&Options{})
 	if err != nil {
@@ -665,7 +680,8 @@ func TestD16Flood(t *testing.T) {
 	}
 	logged, reported := logs.count("upstream stderr"), logs.count("upstream stderr rate-limited")
 	t.Logf("a got %d progress notifications of its own; %d stderr lines logged, %d rate-limit reports", len(mine), logged, reported)
-	if logged > 1000 || reported == 0 {
+	// The stderr rate limit: a burst of 200 lines, then 20 a second.
+	if limit := 200 + int(40*floodTook.Seconds()) + 50; logged > limit || reported == 0 {
 		t.Errorf("%d of 100000 stderr lines logged with %d rate-limit reports; want the rate limit to hold", logged, reported)
 	}
 }
