@@ -113,9 +113,16 @@ func (s *session) forward(m wire.Message, up *upstream.Upstream, method, label s
 	// Fast path: the upstream's reader goroutine delivers the reply
 	// straight to this session; no goroutine per call.
 	tag := &callRef{s: s, id: id}
-	if cancel, ok := up.TryStartTag(method, params, tag, func(r upstream.Reply, err error) {
+	done := func(r upstream.Reply, err error) {
+		if err == nil && r.Error == nil && inputRequired(r.Result) {
+			// A 2026-07-28 upstream asks for client input: answer it
+			// and call again (off the reader goroutine).
+			go s.fulfil(key, id, up, method, label, token, params, r.Result, start, tag)
+			return
+		}
 		s.finish(key, id, up, method, label, token, r, err, start)
-	}); ok {
+	}
+	if cancel, ok := up.TryStartTag(method, params, tag, done); ok {
 		s.setCancel(key, cancel)
 		return
 	}
@@ -123,8 +130,7 @@ func (s *session) forward(m wire.Message, up *upstream.Upstream, method, label s
 	s.setCancel(key, cancel)
 	go func() {
 		defer cancel()
-		r, err := up.Call(ctx, method, params)
-		s.finish(key, id, up, method, label, token, r, err, start)
+		done(up.Call(ctx, method, params))
 	}()
 }
 

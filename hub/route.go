@@ -92,21 +92,10 @@ func (h *Hub) Request(c *upstream.Conn, id []byte, method string, params []byte,
 		fail(jsonrpc.CodeInternalError, "upstream %q was removed", c.Name())
 		return
 	}
-	spec := up.Spec()
-	var allow *bool
 	switch method {
-	case "sampling/createMessage":
-		allow = spec.AllowSampling
-	case "elicitation/create":
-		allow = spec.AllowElicitation
-	case "roots/list":
-		allow = spec.AllowRoots
+	case "sampling/createMessage", "elicitation/create", "roots/list":
 	default:
 		fail(jsonrpc.CodeMethodNotFound, "mcp-hub does not forward %s requests from upstreams", method)
-		return
-	}
-	if allow != nil && !*allow {
-		fail(jsonrpc.CodeInvalidRequest, "the hub's configuration does not let upstream %q send %s to clients", c.Name(), method)
 		return
 	}
 	a := attribute(c, origin)
@@ -118,10 +107,11 @@ func (h *Hub) Request(c *upstream.Conn, id []byte, method string, params []byte,
 		}
 		return
 	}
-	if msg := a.s.cannot(method, params); msg != "" {
+	if msg := a.s.mayAsk(up, method, params); msg != "" {
 		fail(jsonrpc.CodeInvalidRequest, "%s", msg)
 		return
 	}
+	spec := up.Spec()
 	timeout := spec.CallTimeout.Std()
 	if timeout <= 0 {
 		timeout = h.mgr.Options().CallTimeout

@@ -94,15 +94,23 @@ func (rc *routeClient) call(t *testing.T, name string, args map[string]any) (str
 // and streamable and SSE clients.
 func TestRouteOneSession(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		sse  bool
-		http bool
-	}{{"stdio upstream, streamable client", false, false}, {"stdio upstream, SSE client", true, false}, {"HTTP upstream, streamable client", false, true}} {
+		name     string
+		sse      bool
+		http     bool
+		protocol string
+	}{
+		{"stdio upstream, streamable client", false, false, "2025-11-25"},
+		{"stdio upstream, SSE client", true, false, "2025-11-25"},
+		{"HTTP upstream, streamable client", false, true, "2025-11-25"},
+		{"stdio upstream on 2026-07-28", false, false, "2026-07-28"},
+		{"HTTP upstream on 2026-07-28", true, true, "2026-07-28"},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := fixtureSpec("fx", "-only", "sample,elicit,roots,log")
 			if tc.http {
 				spec = httpFixture(t, "fx", "-only", "sample,elicit,roots,log")
 			}
+			spec.ProtocolVersion = tc.protocol
 			_, srv := startHTTPHub(t, nil, spec)
 			rc := newRouteClient(t, srv.URL, tc.sse, "A")
 			eventually(t, 10*time.Second, "the upstream's tools", func() bool {
@@ -138,7 +146,9 @@ func TestRouteOneSession(t *testing.T) {
 // TestRouteTwoSessions: two sessions call the same shared (HTTP) upstream at
 // once; each gets only its own progress, logs, elicitation and sampling.
 func TestRouteTwoSessions(t *testing.T) {
-	_, srv := startHTTPHub(t, nil, httpFixture(t, "fx", "-only", "sample,elicit,log,progress"))
+	spec := httpFixture(t, "fx", "-only", "sample,elicit,log,progress")
+	spec.ProtocolVersion = "2025-11-25" // attributed by the response stream they arrive on
+	_, srv := startHTTPHub(t, nil, spec)
 	a := newRouteClient(t, srv.URL, false, "A")
 	b := newRouteClient(t, srv.URL, true, "B")
 	for _, rc := range []*routeClient{a, b} {
@@ -188,7 +198,9 @@ func TestRouteTwoSessions(t *testing.T) {
 // request it sends cannot be attributed: it is refused with a clear error
 // and reaches neither client; log messages reach neither.
 func TestRouteAmbiguous(t *testing.T) {
-	h, srv := startHTTPHub(t, nil, fixtureSpec("fx", "-only", "elicit,sleep_ms,log"))
+	spec := fixtureSpec("fx", "-only", "elicit,sleep_ms,log")
+	spec.ProtocolVersion = "2025-11-25" // requests without a link to the call
+	h, srv := startHTTPHub(t, nil, spec)
 	a := newRouteClient(t, srv.URL, false, "A")
 	b := newRouteClient(t, srv.URL, false, "B")
 	for _, rc := range []*routeClient{a, b} {
@@ -227,6 +239,7 @@ func TestRouteAmbiguous(t *testing.T) {
 func TestRoutePolicy(t *testing.T) {
 	no := false
 	spec := fixtureSpec("fx", "-only", "elicit,sample")
+	spec.ProtocolVersion = "2025-11-25"
 	spec.AllowElicitation = &no
 	_, srv := startHTTPHub(t, nil, spec)
 	cs := sdkSession(t, srv.URL, false, nil) // declares nothing
@@ -271,5 +284,47 @@ func TestSecretField(t *testing.T) {
 		if got := secretField([]byte(params)); got != tt.want {
 			t.Errorf("secretField(%s) = %q, want %q", tt.props, got, tt.want)
 		}
+	}
+}
+
+// TestRouteMultiRoundTrip: an upstream speaking 2026-07-28 asks for client
+// input in its results; the hub asks the calling session and retries, so
+// the client sees ordinary sampling, elicitation and roots requests and an
+// ordinary result. Two sessions at once each answer only their own.
+func TestRouteMultiRoundTrip(t *testing.T) {
+	spec := fixtureSpec("fx", "-only", "sample,elicit,roots")
+	spec.ProtocolVersion = "2026-07-28"
+	h, srv := startHTTPHub(t, nil, spec)
+	eventually(t, 10*time.Second, "the upstream", func() bool { return h.settled() && len(h.Catalog().Tools()) > 3 })
+	if u, _ := h.Manager().Get("fx"); u.Status().ProtocolVersion != "2026-07-28" {
+		t.Fatalf("upstream speaks %q", u.Status().ProtocolVersion)
+	}
+	a := newRouteClient(t, srv.URL, false, "A")
+	b := newRouteClient(t, srv.URL, true, "B")
+	var wg sync.WaitGroup
+	for _, rc := range []*routeClient{a, b} {
+		wg.Go(func() {
+			for range 3 {
+				if got, isErr := rc.call(t, "sample", map[string]any{"prompt": "p"}); isErr || got != "sampled by "+rc.tag {
+					t.Errorf("%s sample: %q", rc.tag, got)
+				}
+				if got, isErr := rc.call(t, "elicit", map[string]any{"message": "q"}); isErr || !strings.Contains(got, "answered by "+rc.tag) {
+					t.Errorf("%s elicit: %q", rc.tag, got)
+				}
+				if got, isErr := rc.call(t, "roots", map[string]any{}); isErr || !strings.Contains(got, "file:///"+rc.tag) {
+					t.Errorf("%s roots: %q", rc.tag, got)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if a.elicits.Load() != 3 || b.elicits.Load() != 3 {
+		t.Errorf("elicitations answered: A %d, B %d; want 3 each", a.elicits.Load(), b.elicits.Load())
+	}
+	// A client that cannot answer gets a clear error.
+	cs := sdkSession(t, srv.URL, false, nil)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "sample", Arguments: map[string]any{"prompt": "p"}})
+	if err != nil || !res.IsError || !strings.Contains(fmt.Sprint(res.Content[0].(*mcp.TextContent).Text), "did not declare the sampling capability") {
+		t.Errorf("sample from a client without sampling: %v %v", res, err)
 	}
 }

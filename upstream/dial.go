@@ -14,8 +14,11 @@ import (
 )
 
 // DefaultProtocolVersion is the protocol version the hub asks upstreams for
-// unless a spec pins another. Pinning avoids go-sdk's server/discover probe
-// (an extra round trip that some servers reject).
+// unless a spec pins another. Asking for 2026-07-28 makes go-sdk probe with
+// server/discover first, and servers that answer that probe with HTTP 400
+// (the TypeScript SDK's conformance servers do) leave the handshake hanging;
+// so the hub pins 2025-11-25 and speaks 2026-07-28 (exact per-request routing
+// of client input, subscriptions/listen) with upstreams configured for it.
 const DefaultProtocolVersion = "2025-11-25"
 
 // dial connects to an upstream and performs the handshake. It returns a
@@ -79,8 +82,15 @@ func (u *Upstream) dial(ctx context.Context, spec *Spec) (*Conn, error) {
 	if m.opts.ClientCapabilities != nil {
 		caps = m.opts.ClientCapabilities(spec)
 	}
+	// The list-changed handlers never run (the Conn routes notifications
+	// itself); declaring them makes go-sdk open a subscriptions/listen
+	// stream with a 2026-07-28 upstream, which only then sends list_changed.
 	client := mcp.NewClient(&mcp.Implementation{Name: m.opts.ClientName, Version: m.opts.ClientVersion},
-		&mcp.ClientOptions{Logger: m.opts.SDKLogger, Capabilities: caps})
+		&mcp.ClientOptions{Logger: m.opts.SDKLogger, Capabilities: caps,
+			ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) {},
+			PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) {},
+			ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {},
+		})
 	pv := spec.ProtocolVersion
 	if pv == "" {
 		pv = m.opts.ProtocolVersion

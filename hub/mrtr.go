@@ -1,0 +1,146 @@
+package hub
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/wire"
+	"github.com/mcp-hub/mcp-hub/upstream"
+)
+
+// An upstream that speaks the 2026-07-28 protocol does not send sampling,
+// elicitation or roots requests: it answers the call with an input_required
+// result listing what it needs, and the call is made again with the answers
+// (multi-round-trip requests). That routing is exact: the hub asks the
+// session that made the call, as the hub's own requests, and retries the
+// call upstream with the answers, so the client sees an ordinary call.
+
+// maxInputRounds bounds the rounds of one call.
+const maxInputRounds = 8
+
+// inputRequired reports whether a result asks for client input.
+func inputRequired(result []byte) bool {
+	if !bytes.Contains(result, []byte(`"input_required"`)) {
+		return false // the hot path: one fast scan
+	}
+	v, err := wire.Get(result, "resultType")
+	return err == nil && string(v) == `"input_required"`
+}
+
+// fulfil answers an input_required result and retries the call until it
+// completes (or fails), then finishes the client's request.
+func (s *session) fulfil(key string, id []byte, up *upstream.Upstream, method, label string, token, params, result []byte, start time.Time, tag *callRef) {
+	ctx, cancel := context.WithCancel(upstream.WithTag(s.ctx, tag))
+	defer cancel()
+	s.setCancel(key, cancel)
+	// The client's cancel (or the session's end) also ends a pending ask.
+	fr := &fwdRequest{cancelled: make(chan struct{})}
+	go func() {
+		<-ctx.Done()
+		fr.once.Do(func() { close(fr.cancelled) })
+	}()
+	timeout := up.Spec().CallTimeout.Std()
+	if timeout <= 0 {
+		timeout = s.h.mgr.Options().CallTimeout
+	}
+	fail := func(msg string) {
+		s.finish(key, id, up, method, label, token, upstream.Reply{Result: toolResultError(msg)}, nil, start)
+	}
+	for round := 1; ; round++ {
+		if round > maxInputRounds {
+			fail(fmt.Sprintf("upstream %q asked for client input more than %d times for one call", up.Name(), maxInputRounds))
+			return
+		}
+		reqs, err := wire.Get(result, "inputRequests")
+		if err != nil || reqs == nil || reqs[0] != '{' {
+			fail(fmt.Sprintf("upstream %q sent an input_required result without inputRequests", up.Name()))
+			return
+		}
+		var answers []wire.Member
+		var refusal string
+		err = wire.Members(reqs, func(k, v []byte) error {
+			rawKey := append(append([]byte{'"'}, k...), '"')
+			m, err := wire.Get(v, "method")
+			if err != nil || m == nil {
+				return fmt.Errorf("input request %s has no method", rawKey)
+			}
+			reqMethod, err := wire.String(m)
+			if err != nil {
+				return err
+			}
+			reqParams, _ := wire.Get(v, "params")
+			if msg := s.mayAsk(up, reqMethod, reqParams); msg != "" {
+				refusal = msg
+				return errStop
+			}
+			res, errObj, err := s.ask(fr, reqMethod, reqParams, id, timeout)
+			switch {
+			case err != nil:
+				return err
+			case errObj != nil:
+				return fmt.Errorf("the client answered %s with an error: %s", reqMethod, errObj)
+			}
+			name, err := wire.String(rawKey)
+			if err != nil {
+				return err
+			}
+			answers = append(answers, wire.Member{Key: name, Value: res})
+			return nil
+		})
+		switch {
+		case refusal != "":
+			fail(refusal)
+			return
+		case errors.Is(err, errUpstreamCancelled):
+			s.finish(key, id, up, method, label, token, upstream.Reply{}, context.Canceled, start)
+			return
+		case err != nil:
+			fail(fmt.Sprintf("upstream %q needs client input: %v", up.Name(), err))
+			return
+		}
+		responses, err := wire.EditObject([]byte(`{}`), answers)
+		if err != nil {
+			fail(err.Error())
+			return
+		}
+		set := []wire.Member{{Key: "inputResponses", Value: responses}}
+		if st, _ := wire.Get(result, "requestState"); st != nil {
+			set = append(set, wire.Member{Key: "requestState", Value: st})
+		}
+		retry, err := wire.EditObject(params, set)
+		if err != nil {
+			fail(err.Error())
+			return
+		}
+		r, err := up.Call(ctx, method, retry)
+		if err != nil || r.Error != nil || !inputRequired(r.Result) {
+			s.finish(key, id, up, method, label, token, r, err, start)
+			return
+		}
+		result = r.Result
+	}
+}
+
+// mayAsk says why an upstream may not have the session asked this (by
+// policy, or because the client cannot answer), or "".
+func (s *session) mayAsk(up *upstream.Upstream, method string, params []byte) string {
+	spec := up.Spec()
+	var allow *bool
+	switch method {
+	case "sampling/createMessage":
+		allow = spec.AllowSampling
+	case "elicitation/create":
+		allow = spec.AllowElicitation
+	case "roots/list":
+		allow = spec.AllowRoots
+	default:
+		return fmt.Sprintf("mcp-hub cannot ask clients %s", method)
+	}
+	if allow != nil && !*allow {
+		return fmt.Sprintf("the hub's configuration does not let upstream %q send %s to clients", up.Name(), method)
+	}
+	return s.cannot(method, params)
+}
