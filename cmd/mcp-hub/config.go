@@ -64,6 +64,8 @@ type Config struct {
 	HTTPMaxBodyBytes   int
 	HTTPReadHeader     time.Duration
 	HTTPBodyTimeout    time.Duration
+	MaxToolOutput      int
+	AllowedServerNames []string
 
 	// Servers are the upstreams the file declares, sorted by name.
 	Servers []ServerConfig
@@ -132,6 +134,9 @@ var configKeys = []configKey{
 	{Key: "health", Kind: kSection},
 	{Key: "health.interval", Kind: kDuration, Default: "30s", Doc: "ping idle upstreams this often (0: never)"},
 	{Key: "health.failures", Kind: kInt, Default: "3", Doc: "failed pings in a row before an upstream is reconnected"},
+	{Key: "security", Kind: kSection},
+	{Key: "security.maxToolOutputLength", Kind: kInt, Default: "50000", Doc: "characters of text one tools/call result may carry; longer text is cut with a visible marker (0: no limit)"},
+	{Key: "security.allowedServerNames", Kind: kStrings, Doc: "when set, the only upstream names the hub registers or runs (config, clients, command line)"},
 	{Key: "admin", Kind: kSection},
 	{Key: "admin.tools", Kind: kString, Default: "on", Doc: "hub_* admin tools for clients: on, read-only (list and get only) or off", Enum: []string{"on", "read-only", "off"}},
 	{Key: "admin.approval", Kind: kString, Default: "ask", Doc: "ask: nothing a client registers runs before a person approves its exact launch spec (in the client, or with mcp-hub approve); auto: approve everything (dangerous: a prompt-injected model could run any command)", Enum: []string{"ask", "auto"}},
@@ -171,6 +176,9 @@ var configKeys = []configKey{
 	{Key: "mcpServers.*.start", Kind: kString, Doc: "\"lazy\": start on the first call instead of at once", Enum: []string{"eager", "lazy"}},
 	{Key: "mcpServers.*.idleTimeout", Kind: kDuration, Doc: "stop a stdio upstream unused for this long (0: never)"},
 	{Key: "mcpServers.*.maxInFlight", Kind: kInt, Doc: "overrides limits.maxInFlight"},
+	{Key: "mcpServers.*.allowSampling", Kind: kBool, Default: "true", Doc: "let it ask the calling client for an LLM completion (sampling/createMessage)"},
+	{Key: "mcpServers.*.allowElicitation", Kind: kBool, Default: "true", Doc: "let it ask the calling client's user for input (elicitation/create; never for secrets)"},
+	{Key: "mcpServers.*.allowRoots", Kind: kBool, Default: "true", Doc: "let it ask the calling client for its roots (roots/list)"},
 }
 
 // foreignTopLevel are keys of client config files (Claude Desktop, Cursor,
@@ -381,6 +389,8 @@ func decodeConfig(file string, raw map[string]any) (*Config, error) {
 	c.HTTPMaxBodyBytes = d.int("http.maxBodyBytes")
 	c.HTTPReadHeader = d.dur("http.readHeaderTimeout")
 	c.HTTPBodyTimeout = d.dur("http.bodyTimeout")
+	c.MaxToolOutput = d.int("security.maxToolOutputLength")
+	c.AllowedServerNames = d.strs("security.allowedServerNames")
 	if d.err != nil {
 		return nil, d.err
 	}
@@ -398,6 +408,10 @@ func decodeConfig(file string, raw map[string]any) (*Config, error) {
 		sc, err := d.server(name)
 		if err != nil {
 			return nil, err
+		}
+		if len(c.AllowedServerNames) > 0 && !slices.Contains(c.AllowedServerNames, name) {
+			return nil, &ConfigError{File: file, Key: "mcpServers." + name,
+				Msg: fmt.Sprintf("not in security.allowedServerNames (%s)", strings.Join(c.AllowedServerNames, ", "))}
 		}
 		c.Servers = append(c.Servers, sc)
 	}
@@ -774,6 +788,12 @@ func (d *decoder) server(name string) (ServerConfig, error) {
 	}
 	if v, ok := opt("maxInFlight"); ok {
 		s.MaxInFlight = v.(int)
+	}
+	for k, f := range map[string]**bool{"allowSampling": &s.AllowSampling, "allowElicitation": &s.AllowElicitation, "allowRoots": &s.AllowRoots} {
+		if v, ok := opt(k); ok {
+			b := v.(bool)
+			*f = &b
+		}
 	}
 	sc := ServerConfig{Spec: s}
 	if v, ok := opt("disabled"); ok {

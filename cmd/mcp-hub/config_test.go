@@ -76,7 +76,7 @@ func TestConfigServers(t *testing.T) {
     "stream": {"type": "streamable-http", "url": "http://127.0.0.1:9/mcp"},
     "inferred": {"url": "https://example.com/api/sse/"},
     "tuned": {"command": "x", "transport": "stdio", "disabled": true, "tools": {"allow": ["read_*"], "deny": ["*delete*"]},
-              "callTimeout": "5m", "start": "lazy", "maxInFlight": 2}
+              "callTimeout": "5m", "start": "lazy", "maxInFlight": 2, "idleTimeout": "10m", "allowSampling": false, "allowRoots": true}
   }
 }`)
 	c, err := loadConfig(parseFlags(t, "--config", file), nil)
@@ -103,7 +103,9 @@ func TestConfigServers(t *testing.T) {
 	}
 	tuned := byName["tuned"]
 	if !tuned.Disabled || tuned.Spec.CallTimeout.Std() != 5*time.Minute || tuned.Spec.Start != upstream.StartLazy ||
-		tuned.Spec.MaxInFlight != 2 || tuned.Spec.Tools.Allow[0] != "read_*" || tuned.Spec.Tools.Deny[0] != "*delete*" {
+		tuned.Spec.MaxInFlight != 2 || tuned.Spec.Tools.Allow[0] != "read_*" || tuned.Spec.Tools.Deny[0] != "*delete*" ||
+		tuned.Spec.IdleTimeout.Std() != 10*time.Minute || tuned.Spec.AllowSampling == nil || *tuned.Spec.AllowSampling ||
+		tuned.Spec.AllowRoots == nil || !*tuned.Spec.AllowRoots || tuned.Spec.AllowElicitation != nil {
 		t.Errorf("tuned = %+v", tuned)
 	}
 }
@@ -124,6 +126,8 @@ func TestConfigErrors(t *testing.T) {
 		{"json syntax", "hub.json", "{\"mcpServers\": {\"a\": {\"command\": \"x\",}}}", []string{"hub.json", "invalid character"}},
 		{"yaml syntax", "hub.yaml", "mcpServers:\n  a: [\n", []string{"hub.yaml", "yaml"}},
 		{"separator", "hub.yaml", "catalog:\n  separator: \"::\"\n", []string{"catalog.separator"}},
+		{"server not allowed", "hub.yaml", "security:\n  allowedServerNames: [a]\nmcpServers:\n  a:\n    command: x\n  b:\n    command: x\n", []string{"mcpServers.b", "not in security.allowedServerNames (a)"}},
+		{"allow flag type", "hub.yaml", "mcpServers:\n  a:\n    command: x\n    allowSampling: maybe\n", []string{"mcpServers.a.allowSampling"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -324,3 +324,26 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 func withoutHubTools(names []string) []string {
 	return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return strings.HasPrefix(n, "hub_") })
 }
+
+// TestOutputLimitConfig: security.maxToolOutputLength reaches the hub; the
+// default leaves a short result alone.
+func TestOutputLimitConfig(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  string
+		kib  int
+		want string
+	}{
+		{"security:\n  maxToolOutputLength: 100\n", 1, "output truncated: 100 of 1024 characters shown"},
+		{"", 1, ""},
+		{"", 60, "output truncated: 50000 of 61440 characters shown"},
+	} {
+		cfg := writeFile(t, "hub.yaml", tc.cfg+fmt.Sprintf("mcpServers:\n  fx:\n    command: %s\n    args: [-only, big]\n", fixtureBin))
+		c := startRaw(t, nil, hubBin, "--config", cfg, "--data-dir", t.TempDir())
+		c.initialize()
+		m := c.call("tools/call", fmt.Sprintf(`{"name":"big","arguments":{"kib":%d}}`, tc.kib))
+		got := string(m.Result)
+		if tc.want == "" && strings.Contains(got, "truncated") || tc.want != "" && !strings.Contains(got, tc.want) {
+			t.Errorf("config %q, %d KiB: %.200s; want %q", tc.cfg, tc.kib, got, tc.want)
+		}
+	}
+}

@@ -323,15 +323,17 @@ func newHub(cfg *Config, logger *slog.Logger, store hub.Store) (*hub.Hub, error)
 		fw = -1
 	}
 	return hub.New(&hub.Options{
-		Version:         version(),
-		Logger:          logger,
-		Catalog:         catalog.Options{Policy: catalog.Policy(cfg.CatalogPolicy), Separator: cfg.CatalogSeparator},
-		FirstListWait:   fw,
-		MaxMessageBytes: cfg.MaxMessageBytes,
-		Store:           store,
-		Admin:           hub.AdminMode(cfg.AdminTools),
-		Approval:        hub.ApprovalMode(cfg.AdminApproval),
-		ConfigFile:      cfg.File,
+		Version:             version(),
+		Logger:              logger,
+		Catalog:             catalog.Options{Policy: catalog.Policy(cfg.CatalogPolicy), Separator: cfg.CatalogSeparator},
+		FirstListWait:       fw,
+		MaxMessageBytes:     cfg.MaxMessageBytes,
+		Store:               store,
+		Admin:               hub.AdminMode(cfg.AdminTools),
+		Approval:            hub.ApprovalMode(cfg.AdminApproval),
+		ConfigFile:          cfg.File,
+		MaxToolOutputLength: cfg.MaxToolOutput,
+		AllowedServerNames:  cfg.AllowedServerNames,
 		Upstream: upstream.Options{
 			ProtocolVersion:     cfg.ProtocolVersion,
 			InitTimeout:         cfg.InitTimeout,
