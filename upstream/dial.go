@@ -52,6 +52,7 @@ func (u *Upstream) dial(ctx context.Context, spec *Spec) (*Conn, error) {
 			Grace:           m.opts.ShutdownGrace,
 			Stderr:          u.stderr,
 			Logger:          u.logger,
+			Groups:          m.opts.ProcessGroups,
 		}, c)
 		if err != nil {
 			return nil, err

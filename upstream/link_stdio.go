@@ -51,6 +51,16 @@ type stdioOptions struct {
 	Grace  time.Duration
 	Stderr *stderrLog
 	Logger *slog.Logger
+	Groups ProcessGroups // nil: none kept
+}
+
+// ProcessGroups keeps a register of the process groups of stdio upstreams,
+// so that a later hub can kill what a hub that died left behind.
+type ProcessGroups interface {
+	// Add records the group led by pid, started for the upstream name.
+	Add(pid int, name string) error
+	// Remove forgets it once nothing of it is left.
+	Remove(pid int) error
 }
 
 // stdioLink runs an upstream as a child process in its own process group and
@@ -63,6 +73,7 @@ type stdioLink struct {
 	w      framing.Writer
 	grace  time.Duration
 	logger *slog.Logger
+	groups ProcessGroups
 
 	exited  chan struct{} // closed when cmd.Wait returned
 	exitErr error         // set before exited is closed
@@ -107,8 +118,13 @@ func startStdio(spec *Spec, opts stdioOptions, s sink) (_ *stdioLink, err error)
 
 	l := &stdioLink{
 		cmd: cmd, stdin: inW, stdout: outR, stderr: errR,
-		grace: opts.Grace, logger: opts.Logger,
+		grace: opts.Grace, logger: opts.Logger, groups: opts.Groups,
 		exited: make(chan struct{}),
+	}
+	if l.groups != nil {
+		if err := l.groups.Add(cmd.Process.Pid, spec.Name); err != nil {
+			opts.Logger.Warn("cannot record the upstream's process group", "err", err)
+		}
 	}
 	if l.grace <= 0 {
 		l.grace = 2 * time.Second
@@ -205,6 +221,16 @@ func (l *stdioLink) close() {
 			}
 			if groupAlive(pid) {
 				_ = signalGroup(pid, sigKill)
+			}
+		}
+		if l.groups != nil {
+			for i := 0; groupAlive(pid) && i < 50; i++ {
+				time.Sleep(10 * time.Millisecond) // SIGKILL takes a moment
+			}
+			if !groupAlive(pid) {
+				if err := l.groups.Remove(pid); err != nil {
+					l.logger.Warn("cannot update the register of process groups", "err", err)
+				}
 			}
 		}
 		// Let the readers drain what the dead child wrote (its last stderr

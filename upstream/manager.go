@@ -68,6 +68,9 @@ type Options struct {
 	// ClientCapabilities returns the capabilities the hub declares to an
 	// upstream (none by default).
 	ClientCapabilities func(*Spec) *mcp.ClientCapabilities
+	// ProcessGroups, when set, records the process group of every stdio
+	// upstream while it exists.
+	ProcessGroups ProcessGroups
 }
 
 func (o Options) withDefaults() Options {

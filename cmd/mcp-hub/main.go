@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -33,6 +34,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/catalog"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/framing"
+	"github.com/mcp-hub/mcp-hub/internal/sweep"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -206,7 +208,17 @@ func serve(ctx context.Context, e *cmdEnv) int {
 		return exitFail
 	}
 	defer st.Close()
-	h, err := newHub(cfg, logger, hubStore{st})
+	// Kill what hubs that died (SIGKILL, a crash) left behind: the
+	// process groups of their stdio upstreams.
+	groups := sweep.Open(filepath.Join(filepath.Dir(st.Path()), "process-groups"))
+	if left, err := groups.Sweep(); err != nil {
+		logger.Warn("sweep the process groups of earlier hubs", "err", err)
+	} else {
+		for _, l := range left {
+			logger.Warn("killed a process a hub that died left behind", "pid", l.PID, "pgid", l.PGID, "upstream", l.Upstream)
+		}
+	}
+	h, err := newHub(cfg, logger, hubStore{st}, groups)
 	if err != nil {
 		logger.Error("start", "err", err)
 		return exitFail
@@ -317,7 +329,7 @@ func newLogger(w io.Writer, cfg *Config) *slog.Logger {
 }
 
 // newHub builds a hub from the configuration.
-func newHub(cfg *Config, logger *slog.Logger, store hub.Store) (*hub.Hub, error) {
+func newHub(cfg *Config, logger *slog.Logger, store hub.Store, groups upstream.ProcessGroups) (*hub.Hub, error) {
 	fw := cfg.FirstListWait
 	if fw == 0 {
 		fw = -1
@@ -347,6 +359,7 @@ func newHub(cfg *Config, logger *slog.Logger, store hub.Store) (*hub.Hub, error)
 			HealthFailures:      cfg.HealthFailures,
 			MaxConcurrentSpawns: cfg.MaxSpawns,
 			InheritEnv:          cfg.InheritEnv,
+			ProcessGroups:       groups,
 		},
 	})
 }
