@@ -90,14 +90,15 @@ type Hub struct {
 	wg          sync.WaitGroup   // followStore, saveLoop
 	reconcileMu sync.Mutex       // serializes reconcile
 
-	mu       sync.Mutex // guards following
-	sessions map[*session]struct{}
-	parsed   map[string]*parsedInventory   // by upstream name
-	shadowed map[string]bool               // warnings already logged: shadow pairs, …
-	cached   map[string]upstream.Inventory // capability cache read at Start
-	local    map[string]bool               // added by AddUpstream: not stored, not gated
-	changed  chan struct{}                 // closed and replaced after each rebuild
-	closed   bool
+	mu         sync.Mutex // guards following
+	sessions   map[*session]struct{}
+	parsed     map[string]*parsedInventory   // by upstream name
+	shadowed   map[string]bool               // warnings already logged: shadow pairs, …
+	cached     map[string]upstream.Inventory // capability cache read at Start
+	local      map[string]bool               // added by AddUpstream: not stored, not gated
+	configured map[string]ConfigServer       // the config file's upstreams (hubs without a store)
+	changed    chan struct{}                 // closed and replaced after each rebuild
+	closed     bool
 
 	closeOnce sync.Once
 }

@@ -54,12 +54,7 @@ func (h *Hub) Start(ctx context.Context, config []ConfigServer) error {
 		}
 	}
 	if h.opts.Store == nil {
-		for _, c := range config {
-			if _, err := h.mgr.Add(c.Spec, upstream.AddOptions{Disabled: c.Disabled}); err != nil {
-				return fmt.Errorf("upstream %s: %w", c.Spec.Name, err)
-			}
-		}
-		return nil
+		return h.applyConfig(config)
 	}
 	if err := h.syncConfig(ctx, config); err != nil {
 		return err
@@ -244,6 +239,63 @@ func (h *Hub) gate(ctx context.Context, spec upstream.Spec) error {
 		return fmt.Errorf("%w: run `mcp-hub approve %s` to review and approve what it runs", ErrApprovalRequired, spec.Name)
 	}
 	return nil
+}
+
+// Reload applies an edited configuration file to the running hub: the
+// upstreams it adds start, the ones it drops stop, changed ones restart
+// with their new spec, and the others, and every client session, are left
+// alone. Clients hear list_changed when their lists change.
+func (h *Hub) Reload(ctx context.Context, config []ConfigServer) error {
+	for _, c := range config {
+		if err := h.allowed(c.Spec.Name); err != nil {
+			return fmt.Errorf("upstream %s in the config file: %w", c.Spec.Name, err)
+		}
+	}
+	if h.opts.Store == nil {
+		return h.applyConfig(config)
+	}
+	if err := h.syncConfig(ctx, config); err != nil {
+		return err
+	}
+	return h.reconcile(ctx)
+}
+
+// applyConfig makes the running upstreams match config, for a hub without
+// a store.
+func (h *Hub) applyConfig(config []ConfigServer) error {
+	h.mu.Lock()
+	old := h.configured
+	h.configured = map[string]ConfigServer{}
+	for _, c := range config {
+		h.configured[c.Spec.Name] = c
+	}
+	h.mu.Unlock()
+	var errs []error
+	for name := range old {
+		if _, keep := h.configured[name]; !keep {
+			if err := h.mgr.Remove(name); err == nil {
+				h.forgetUpstream(name)
+			}
+		}
+	}
+	for _, c := range config {
+		u, ok := h.mgr.Get(c.Spec.Name)
+		if !ok {
+			if _, err := h.mgr.Add(c.Spec, upstream.AddOptions{Disabled: c.Disabled}); err != nil {
+				errs = append(errs, fmt.Errorf("upstream %s: %w", c.Spec.Name, err))
+			}
+			continue
+		}
+		if !reflect.DeepEqual(u.Spec(), c.Spec) {
+			if err := h.mgr.Update(c.Spec); err != nil {
+				errs = append(errs, fmt.Errorf("upstream %s: %w", c.Spec.Name, err))
+			}
+		}
+		if disabled := u.Status().State == upstream.StateDisabled; disabled != c.Disabled {
+			_ = h.mgr.SetEnabled(c.Spec.Name, !c.Disabled)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // followStore reconciles whenever another process changes the store (the
