@@ -37,6 +37,7 @@ type Config struct {
 	CatalogPolicy    string
 	CatalogSeparator string
 	FirstListWait    time.Duration
+	ConfigPoll       time.Duration
 
 	ProtocolVersion string
 	InitTimeout     time.Duration
@@ -115,6 +116,7 @@ var configKeys = []configKey{
 	{Key: "catalog.policy", Kind: kString, Default: "merge", Doc: "merge: names unchanged, first upstream by name wins a collision; prefix: <server><separator><tool>", Enum: []string{"merge", "prefix"}},
 	{Key: "catalog.separator", Kind: kString, Default: "__", Doc: "separator of prefixed names ([A-Za-z0-9_-], 1-8 characters)"},
 	{Key: "firstListWait", Kind: kDuration, Default: "10s", Doc: "how long a session's first tools/list waits for upstreams still connecting (0: no wait)"},
+	{Key: "configPoll", Kind: kDuration, Default: "1s", Doc: "how often the running hub checks its config file for edits and applies them to its servers (0: never)"},
 	{Key: "protocolVersion", Kind: kString, Default: upstream.DefaultProtocolVersion, Doc: "protocol version asked of upstreams"},
 	{Key: "timeouts", Kind: kSection},
 	{Key: "timeouts.initialize", Kind: kDuration, Default: "30s", Doc: "spawn/connect plus initialize"},
@@ -355,6 +357,7 @@ func decodeConfig(file string, raw map[string]any) (*Config, error) {
 	c.CatalogPolicy = d.str("catalog.policy")
 	c.CatalogSeparator = d.str("catalog.separator")
 	c.FirstListWait = d.dur("firstListWait")
+	c.ConfigPoll = d.dur("configPoll")
 	c.ProtocolVersion = d.str("protocolVersion")
 	c.InitTimeout = d.dur("timeouts.initialize")
 	c.ListTimeout = d.dur("timeouts.list")

@@ -223,11 +223,7 @@ func serve(ctx context.Context, e *cmdEnv) int {
 		logger.Error("start", "err", err)
 		return exitFail
 	}
-	var servers []hub.ConfigServer
-	for _, s := range cfg.Servers {
-		servers = append(servers, hub.ConfigServer{Spec: s.Spec, Disabled: s.Disabled})
-	}
-	if err := h.Start(ctx, servers); err != nil {
+	if err := h.Start(ctx, hubServers(cfg)); err != nil {
 		logger.Error("start", "err", err)
 		h.Close()
 		return exitFail
@@ -238,6 +234,10 @@ func serve(ctx context.Context, e *cmdEnv) int {
 	runCtx, endRun := context.WithCancel(sctx)
 	defer endRun()
 	var wg sync.WaitGroup
+	if cfg.File != "" && cfg.ConfigPoll > 0 {
+		w := &configWatcher{fs: fs, environ: e.environ, hub: h, logger: logger, last: cfg}
+		wg.Go(func() { w.run(runCtx, cfg.ConfigPoll) })
+	}
 	var httpErr error
 	if ln != nil {
 		handler, err := h.HTTPHandler(hopts)
