@@ -58,7 +58,7 @@ func newMetrics() *metrics {
 			Namespace: "mcphub", Name: "upstream_state", Help: "1 for each upstream's current state.",
 		}, []string{"upstream", "state"}),
 	}
-	for _, tr := range []string{"stdio", "streamable", "sse"} {
+	for _, tr := range []string{"stdio", "streamable", "sse", "custom"} {
 		m.sessions.WithLabelValues(tr) // present at 0 before the first session
 	}
 	m.reg.MustRegister(m.calls, m.latency, m.sessions, m.catalog, m.shadowed, m.upstreams,
