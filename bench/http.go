@@ -101,14 +101,14 @@ func startDirectHTTP(fixture, transport, only string) (*httpServer, error) {
 	return &httpServer{cmd: cmd, url: u}, nil
 }
 
-// startHubHTTP starts the hub serving HTTP with the fixture as its stdio
-// upstream. Its in-flight cap is raised above 32 so the 32-session run
-// measures the hub's own cost, not its queueing policy (the default cap of
-// 10 per upstream protects real servers).
-func startHubHTTP(dir, hubBin, fixture, transport, only string) (*httpServer, error) {
+// startHubHTTP starts the hub serving HTTP with n fixtures (run with fxArgs)
+// as its stdio upstreams (see writeHubConfig). Its in-flight cap is raised
+// above 32 so the 32-session run measures the hub's own cost, not its
+// queueing policy (the default cap of 10 per upstream protects real
+// servers).
+func startHubHTTP(dir, hubBin, fixture, transport string, n int, fxArgs ...string) (*httpServer, error) {
 	cfg := filepath.Join(dir, "bench-http.yaml")
-	if err := os.WriteFile(cfg, fmt.Appendf(nil, "logLevel: info\nlimits:\n  maxInFlight: 64\nhttp:\n  token: %s\nmcpServers:\n  fx:\n    command: %s\n    args: [\"-only\", %q]\n",
-		benchToken, fixture, only), 0o600); err != nil {
+	if err := writeHubConfig(cfg, "logLevel: info\nlimits:\n  maxInFlight: 64\nhttp:\n  token: "+benchToken+"\n", fixture, n, fxArgs...); err != nil {
 		return nil, err
 	}
 	args := []string{"serve", "--config", cfg, "--data-dir", filepath.Join(dir, "data-http"), "--http", "127.0.0.1:0"}
@@ -211,7 +211,7 @@ func httpSuite(dir, hubBin, fixture string) {
 				if side == "direct" {
 					srv, err = startDirectHTTP(fixture, transport, "echo")
 				} else {
-					srv, err = startHubHTTP(dir, hubBin, fixture, transport, "echo")
+					srv, err = startHubHTTP(dir, hubBin, fixture, transport, 1, "-only", "echo")
 				}
 				check(err)
 				hc := httpClient(srv.tok)

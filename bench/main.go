@@ -12,6 +12,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -100,31 +101,54 @@ type session struct {
 	cmd *exec.Cmd
 }
 
-func connect(t target) (*session, error) {
+// dial spawns t's process and connects a go-sdk client session to it over
+// its stdio. If the session cannot be set up, the process is killed.
+func dial(ctx context.Context, t target) (*session, error) {
 	cmd, err := t.start()
 	if err != nil {
 		return nil, err
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
-		return nil, err
-	}
-	// Wait until the echo tool is callable (the hub connects in the background).
-	for i := 0; ; i++ {
-		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"msg": "hello"}}); err == nil {
-			break
-		} else if i > 200 {
-			return nil, err
+		if cmd.Process != nil {
+			err = errors.Join(err, reapTree(cmd.Process.Pid, descendants(cmd.Process.Pid), nil))
 		}
-		time.Sleep(10 * time.Millisecond)
+		return nil, err
 	}
 	return &session{cs: cs, cmd: cmd}, nil
 }
 
+// connect dials t and waits until its echo tool is callable (the hub
+// connects its upstreams in the background).
+func connect(t target) (*session, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := dial(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; ; i++ {
+		if _, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"msg": "hello"}}); err == nil {
+			return s, nil
+		} else if i > 200 {
+			return nil, errors.Join(err, s.stop())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func (s *session) close() { s.cs.Close() }
+
+// stop closes the session (the process sees its stdin close; go-sdk sends
+// SIGTERM after 5 s), then kills whatever is left of its process tree and
+// reports survivors.
+func (s *session) stop() error {
+	root := s.cmd.Process.Pid
+	kids := descendants(root)
+	s.close()
+	return reapTree(root, kids, nil)
+}
 
 // cpuTime returns the user+system CPU time a process has used.
 func cpuTime(pid int) time.Duration {
@@ -169,37 +193,26 @@ func tryRunOn(sessions []*mcp.ClientSession, pid, conc, n int, tool string, args
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	lat := make([]time.Duration, n)
-	var next atomic.Int64
 	var failOnce sync.Once
 	var failed error
 	cpu0 := cpuTime(pid)
 	start := time.Now()
-	var wg sync.WaitGroup
-	for g := range conc {
-		cs := sessions[g%len(sessions)]
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				t0 := time.Now()
-				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-				lat[i] = time.Since(t0)
-				if err == nil && res.IsError {
-					err = fmt.Errorf("isError result %v", res.Content)
-				}
-				if err != nil {
-					failOnce.Do(func() {
-						failed = fmt.Errorf("call %d of %s failed: %w", i, tool, err)
-						cancel()
-					})
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
+	spread(ctx, n, conc, func(g, i int) bool {
+		t0 := time.Now()
+		res, err := sessions[g%len(sessions)].CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		lat[i] = time.Since(t0)
+		if err == nil && res.IsError {
+			err = fmt.Errorf("isError result %v", res.Content)
+		}
+		if err != nil {
+			failOnce.Do(func() {
+				failed = fmt.Errorf("call %d of %s failed: %w", i, tool, err)
+				cancel()
+			})
+			return false
+		}
+		return true
+	})
 	if failed != nil {
 		return runResult{}, failed
 	}
@@ -214,6 +227,26 @@ func tryRunOn(sessions []*mcp.ClientSession, pid, conc, n int, tool string, args
 	}, nil
 }
 
+// spread runs do(g, i) for i = 0…n-1 from conc goroutines (g is the
+// goroutine's number), each taking the next i when its last do returns. A
+// goroutine stops when do returns false or ctx is done; spread returns when
+// every goroutine has stopped.
+func spread(ctx context.Context, n, conc int, do func(g, i int) bool) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for g := range conc {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n || ctx.Err() != nil || !do(g, i) {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
 func median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
@@ -222,12 +255,34 @@ func median(xs []float64) float64 {
 
 func us(d float64) string { return fmt.Sprintf("%.0f", d/1e3) }
 
+// writeHubConfig writes a hub config file: head (YAML lines), then n stdio
+// upstreams running the fixture with args, named fx (n = 1) or up00, up01, …
+func writeHubConfig(path, head, fixture string, n int, args ...string) error {
+	var b strings.Builder
+	b.WriteString(head)
+	b.WriteString("mcpServers:\n")
+	cmd, _ := json.Marshal(fixture) // JSON strings and arrays are YAML
+	argv, _ := json.Marshal(append([]string{}, args...))
+	for i := range n {
+		fmt.Fprintf(&b, "  %s:\n    command: %s\n    args: %s\n", upstreamName(i, n), cmd, argv)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o600)
+}
+
+// upstreamName is the name writeHubConfig gives upstream i of n.
+func upstreamName(i, n int) string {
+	if n == 1 {
+		return "fx"
+	}
+	return fmt.Sprintf("up%02d", i)
+}
+
 // stdioTargets returns the fixture (tools echo and big) spawned directly
 // over stdio, and the hub spawned over stdio with the fixture as its stdio
 // upstream.
 func stdioTargets(dir, hubBin, fixture string) (direct, hub target) {
 	cfg := filepath.Join(dir, "bench-hub.yaml")
-	check(os.WriteFile(cfg, []byte(fmt.Sprintf("logLevel: warn\nmcpServers:\n  fx:\n    command: %s\n    args: [\"-only\", \"echo,big\"]\n", fixture)), 0o600))
+	check(writeHubConfig(cfg, "logLevel: warn\n", fixture, 1, "-only", "echo,big"))
 	direct = target{name: "direct", start: func() (*exec.Cmd, error) {
 		return exec.Command(fixture, "-only", "echo,big"), nil
 	}}
@@ -314,16 +369,26 @@ func catalogSuite() {
 		}
 		srcs = append(srcs, src)
 	}
-	fmt.Printf("## catalog merge: %d upstreams × %d tools\n\n| policy | median | min | target |\n|---|---|---|---|\n", servers, tools)
+	fmt.Printf("## catalog merge: %d upstreams × %d tools\n\n", servers, tools)
+	fmt.Printf("catalog.Build merges; the tools/list bytes are rendered on the first Catalog.ToolsResult (the hub does that right after a rebuild, off the request path) and served as they are after that.\n\n")
+	fmt.Printf("| policy | Build median | Build min | first ToolsResult median | first ToolsResult min | Build + first ToolsResult median | later ToolsResult | tools/list bytes | target (Build + render) |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, p := range []catalog.Policy{catalog.PolicyMerge, catalog.PolicyPrefix} {
-		var ds []float64
+		var build, render, total, again []float64
+		var size int
 		for range 50 {
 			t0 := time.Now()
-			catalog.Build(srcs, &catalog.Options{Policy: p})
-			ds = append(ds, float64(time.Since(t0)))
+			c := catalog.Build(srcs, &catalog.Options{Policy: p})
+			t1 := time.Now()
+			size = len(c.ToolsResult())
+			t2 := time.Now()
+			c.ToolsResult()
+			again = append(again, float64(time.Since(t2)))
+			build = append(build, float64(t1.Sub(t0)))
+			render = append(render, float64(t2.Sub(t1)))
+			total = append(total, float64(t2.Sub(t0)))
 		}
-		slices.Sort(ds)
-		fmt.Printf("| %s | %.2f ms | %.2f ms | ≤ 2 ms |\n", p, median(ds)/1e6, ds[0]/1e6)
+		fmt.Printf("| %s | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.0f ns | %d | ≤ 2 ms |\n", p,
+			median(build)/1e6, slices.Min(build)/1e6, median(render)/1e6, slices.Min(render)/1e6, median(total)/1e6, median(again), size)
 	}
 	fmt.Println()
 }

@@ -58,9 +58,6 @@ type peerRun struct {
 	err          error
 }
 
-// lastStdio is the process the last stdio target started.
-var lastStdio *exec.Cmd
-
 // peerEnv is what the npm peers need to run.
 type peerEnv struct {
 	dir, fixture, node, modules, shim string
@@ -124,14 +121,12 @@ func peerTargets(dir, hubBin string, env peerEnv) map[string]*peerTarget {
 	mp := filepath.Join(env.modules, "mcp-proxy", "dist", "bin", "mcp-proxy.mjs")
 	nh := filepath.Join(env.modules, "mcp-hub", "dist", "cli.js")
 	// owned makes the processes a stdio target spawns leaders of their own
-	// process groups, and remembers the last one (to stop it even when the
-	// client fails to connect).
+	// process groups.
 	owned := func(t target) *target {
 		return &target{name: t.name, start: func() (*exec.Cmd, error) {
 			c, err := t.start()
 			if err == nil {
 				own(c)
-				lastStdio = c
 			}
 			return c, err
 		}}
@@ -142,7 +137,9 @@ func peerTargets(dir, hubBin string, env peerEnv) map[string]*peerTarget {
 		{key: "direct-http", label: "direct", transport: "streamable", how: "fixture -transport http (go-sdk stateful streamable handler)", multi: true,
 			start: func() (*httpServer, error) { return startDirectHTTP(env.fixture, "streamable", "echo,big") }},
 		{key: "hub-mcp", label: "**mcp-hub**", transport: "streamable", how: "mcp-hub serve --http 127.0.0.1:0, /mcp, maxInFlight 64", multi: true, baseline: "direct-http",
-			start: func() (*httpServer, error) { return startHubHTTP(dir, hubBin, env.fixture, "streamable", "echo,big") }},
+			start: func() (*httpServer, error) {
+				return startHubHTTP(dir, hubBin, env.fixture, "streamable", 1, "-only", "echo,big")
+			}},
 		{key: "sg-stateful", label: "supergateway", transport: "streamable", multi: true, baseline: "direct-http", ours: "hub-mcp",
 			how: "--stdio FIXTURE --outputTransport streamableHttp --stateful --logLevel none",
 			start: func() (*httpServer, error) {
@@ -166,7 +163,9 @@ func peerTargets(dir, hubBin string, env peerEnv) map[string]*peerTarget {
 		{key: "direct-sse", label: "direct", transport: "sse", how: "fixture -transport sse (go-sdk SSE handler)", multi: true,
 			start: func() (*httpServer, error) { return startDirectHTTP(env.fixture, "sse", "echo,big") }},
 		{key: "hub-sse", label: "**mcp-hub**", transport: "sse", how: "mcp-hub serve --http 127.0.0.1:0, /sse, maxInFlight 64", multi: true, baseline: "direct-sse",
-			start: func() (*httpServer, error) { return startHubHTTP(dir, hubBin, env.fixture, "sse", "echo,big") }},
+			start: func() (*httpServer, error) {
+				return startHubHTTP(dir, hubBin, env.fixture, "sse", 1, "-only", "echo,big")
+			}},
 		{key: "sg-sse", label: "supergateway", transport: "sse", baseline: "direct-sse", ours: "hub-sse",
 			how: "--stdio FIXTURE --outputTransport sse --logLevel none (1 session: it forwards every client's initialize to the one child)",
 			start: func() (*httpServer, error) {
@@ -318,20 +317,12 @@ func measurePeer(t *peerTarget, env peerEnv) (pr peerRun) {
 	var root int
 	var stop func() error
 	if t.stdio != nil {
-		lastStdio = nil
-		s, err := connect(*t.stdio)
+		s, err := connect(*t.stdio) // kills what it started if it fails
 		if err != nil {
-			if c := lastStdio; c != nil && c.Process != nil {
-				err = errors.Join(err, reapTree(c.Process.Pid, descendants(c.Process.Pid), nil))
-			}
 			return peerRun{err: err}
 		}
 		sessions, root = []*mcp.ClientSession{s.cs}, s.cmd.Process.Pid
-		stop = func() error {
-			kids := descendants(root)
-			s.close() // closes stdin, waits for the exit (SIGTERM after 5 s)
-			return reapTree(root, kids, nil)
-		}
+		stop = s.stop
 	} else {
 		srv, err := t.start()
 		if err != nil {
