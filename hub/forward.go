@@ -90,16 +90,36 @@ func (s *session) getPrompt(m wire.Message) {
 		s.replyError(m.ID, jsonrpc.CodeInvalidParams, "params: "+err.Error(), nil)
 		return
 	}
-	s.resolve(func(c *catalog.Catalog) (catalog.Entry, bool) { return c.Prompt(name) }, func(e catalog.Entry, ok bool) {
-		if !ok {
-			s.replyError(m.ID, jsonrpc.CodeInvalidParams, fmt.Sprintf("unknown prompt: %q", name), nil)
-			return
-		}
+	s.withPrompt(m, name, func(e catalog.Entry) {
 		var set []wire.Member
 		if e.Original != name {
 			set = append(set, wire.Member{Key: "name", Value: wire.AppendString(nil, e.Original)})
 		}
 		s.forwardTo(m, e, name, meta, set)
+	})
+}
+
+// withPrompt runs fn with the prompt exposed as name, or tells the client
+// there is none.
+func (s *session) withPrompt(m wire.Message, name string, fn func(catalog.Entry)) {
+	s.resolve(func(c *catalog.Catalog) (catalog.Entry, bool) { return c.Prompt(name) }, func(e catalog.Entry, ok bool) {
+		if !ok {
+			s.replyError(m.ID, jsonrpc.CodeInvalidParams, fmt.Sprintf("unknown prompt: %q", name), nil)
+			return
+		}
+		fn(e)
+	})
+}
+
+// withResource runs fn with the entry find finds for uri, or tells the
+// client the resource is not found.
+func (s *session) withResource(m wire.Message, uri string, find func(*catalog.Catalog) (catalog.Entry, bool), fn func(catalog.Entry)) {
+	s.resolve(find, func(e catalog.Entry, ok bool) {
+		if !ok {
+			s.resourceNotFound(m.ID, uri)
+			return
+		}
+		fn(e)
 	})
 }
 
@@ -111,13 +131,7 @@ func (s *session) readResource(m wire.Message) {
 		s.replyError(m.ID, jsonrpc.CodeInvalidParams, "params: "+err.Error(), nil)
 		return
 	}
-	s.resolve(findURI(uri), func(e catalog.Entry, ok bool) {
-		if !ok {
-			s.resourceNotFound(m.ID, uri)
-			return
-		}
-		s.forwardTo(m, e, uri, meta, nil)
-	})
+	s.withResource(m, uri, findURI(uri), func(e catalog.Entry) { s.forwardTo(m, e, uri, meta, nil) })
 }
 
 func (s *session) resourceNotFound(id []byte, uri string) {
@@ -147,11 +161,7 @@ func (s *session) complete(m wire.Message) {
 			s.replyError(m.ID, jsonrpc.CodeInvalidParams, "params.ref: "+err.Error(), nil)
 			return
 		}
-		s.resolve(func(c *catalog.Catalog) (catalog.Entry, bool) { return c.Prompt(name) }, func(e catalog.Entry, ok bool) {
-			if !ok {
-				s.replyError(m.ID, jsonrpc.CodeInvalidParams, fmt.Sprintf("unknown prompt: %q", name), nil)
-				return
-			}
+		s.withPrompt(m, name, func(e catalog.Entry) {
 			var set []wire.Member
 			if e.Original != name {
 				newRef, err := wire.EditObject(ref, []wire.Member{{Key: "name", Value: wire.AppendString(nil, e.Original)}})
@@ -175,13 +185,7 @@ func (s *session) complete(m wire.Message) {
 			}
 			return findURI(uri)(c)
 		}
-		s.resolve(find, func(e catalog.Entry, ok bool) {
-			if !ok {
-				s.resourceNotFound(m.ID, uri)
-				return
-			}
-			s.forwardTo(m, e, uri, meta, nil)
-		})
+		s.withResource(m, uri, find, func(e catalog.Entry) { s.forwardTo(m, e, uri, meta, nil) })
 	default:
 		s.replyError(m.ID, jsonrpc.CodeInvalidParams, fmt.Sprintf("params.ref.type %q: want ref/prompt or ref/resource", typ), nil)
 	}

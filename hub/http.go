@@ -583,20 +583,28 @@ func (f *httpFront) awaitResponse(w http.ResponseWriter, r *http.Request, hs *ht
 	}()
 	var flusher http.Flusher
 	streaming := false
+	// event writes a message as an SSE event, turning the response into
+	// an event stream first.
+	event := func(data []byte) {
+		if !streaming {
+			streaming = true
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Header().Set("Cache-Control", "no-cache")
+			w.WriteHeader(http.StatusOK)
+			flusher, _ = w.(http.Flusher)
+		}
+		writeEvent(w, data)
+	}
+	flush := func() {
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
 	for {
 		select {
 		case ev := <-p.events:
-			if !streaming {
-				streaming = true
-				w.Header().Set("Content-Type", "text/event-stream")
-				w.Header().Set("Cache-Control", "no-cache")
-				w.WriteHeader(http.StatusOK)
-				flusher, _ = w.(http.Flusher)
-			}
-			writeEvent(w, ev)
-			if flusher != nil {
-				flusher.Flush()
-			}
+			event(ev)
+			flush()
 		case data, ok := <-p.final:
 			if !ok {
 				if !streaming {
@@ -608,23 +616,14 @@ func (f *httpFront) awaitResponse(w http.ResponseWriter, r *http.Request, hs *ht
 			for drained := false; !drained; {
 				select {
 				case ev := <-p.events:
-					if !streaming {
-						streaming = true
-						w.Header().Set("Content-Type", "text/event-stream")
-						w.Header().Set("Cache-Control", "no-cache")
-						w.WriteHeader(http.StatusOK)
-						flusher, _ = w.(http.Flusher)
-					}
-					writeEvent(w, ev)
+					event(ev)
 				default:
 					drained = true
 				}
 			}
 			if streaming {
-				writeEvent(w, data)
-				if flusher != nil {
-					flusher.Flush()
-				}
+				event(data)
+				flush()
 				return
 			}
 			w.Header().Set("Content-Type", "application/json")

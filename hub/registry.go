@@ -48,10 +48,8 @@ var ErrApprovalRequired = errors.New("approval required")
 // a Store it then keeps following the store (changes made by the mcp-hub
 // command line, or another hub) until Close.
 func (h *Hub) Start(ctx context.Context, config []ConfigServer) error {
-	for _, c := range config {
-		if err := h.allowed(c.Spec.Name); err != nil {
-			return fmt.Errorf("upstream %s in the config file: %w", c.Spec.Name, err)
-		}
+	if err := h.allowedConfig(config); err != nil {
+		return err
 	}
 	if h.opts.Store == nil {
 		return h.applyConfig(config)
@@ -246,10 +244,8 @@ func (h *Hub) gate(ctx context.Context, spec upstream.Spec) error {
 // with their new spec, and the others, and every client session, are left
 // alone. Clients hear list_changed when their lists change.
 func (h *Hub) Reload(ctx context.Context, config []ConfigServer) error {
-	for _, c := range config {
-		if err := h.allowed(c.Spec.Name); err != nil {
-			return fmt.Errorf("upstream %s in the config file: %w", c.Spec.Name, err)
-		}
+	if err := h.allowedConfig(config); err != nil {
+		return err
 	}
 	if h.opts.Store == nil {
 		return h.applyConfig(config)
@@ -258,6 +254,16 @@ func (h *Hub) Reload(ctx context.Context, config []ConfigServer) error {
 		return err
 	}
 	return h.reconcile(ctx)
+}
+
+// allowedConfig checks the config file's names against the allowlist.
+func (h *Hub) allowedConfig(config []ConfigServer) error {
+	for _, c := range config {
+		if err := h.allowed(c.Spec.Name); err != nil {
+			return fmt.Errorf("upstream %s in the config file: %w", c.Spec.Name, err)
+		}
+	}
+	return nil
 }
 
 // applyConfig makes the running upstreams match config, for a hub without

@@ -127,11 +127,7 @@ func (s *session) subscribe(m wire.Message) {
 		s.replyError(m.ID, jsonrpc.CodeInvalidParams, "params: "+err.Error(), nil)
 		return
 	}
-	s.resolve(findURI(uri), func(e catalog.Entry, ok bool) {
-		if !ok {
-			s.resourceNotFound(m.ID, uri)
-			return
-		}
+	s.withResource(m, uri, findURI(uri), func(e catalog.Entry) {
 		up, ok := s.h.mgr.Get(e.Server)
 		if !ok {
 			s.resourceNotFound(m.ID, uri)

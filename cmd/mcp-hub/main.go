@@ -346,20 +346,26 @@ func newHub(cfg *Config, logger *slog.Logger, store hub.Store, groups upstream.P
 		ConfigFile:          cfg.File,
 		MaxToolOutputLength: cfg.MaxToolOutput,
 		AllowedServerNames:  cfg.AllowedServerNames,
-		Upstream: upstream.Options{
-			ProtocolVersion:     cfg.ProtocolVersion,
-			InitTimeout:         cfg.InitTimeout,
-			ListTimeout:         cfg.ListTimeout,
-			CallTimeout:         cfg.CallTimeout,
-			MaxInFlight:         cfg.MaxInFlight,
-			MaxMessageBytes:     cfg.MaxMessageBytes,
-			ShutdownGrace:       cfg.ShutdownGrace,
-			Backoff:             cfg.Backoff,
-			HealthInterval:      cfg.HealthInterval,
-			HealthFailures:      cfg.HealthFailures,
-			MaxConcurrentSpawns: cfg.MaxSpawns,
-			InheritEnv:          cfg.InheritEnv,
-			ProcessGroups:       groups,
-		},
+		Upstream:            upstreamOptions(cfg, groups),
 	})
+}
+
+// upstreamOptions are the upstream manager's options from the configuration
+// (the hub sets its own hooks on top).
+func upstreamOptions(cfg *Config, groups upstream.ProcessGroups) upstream.Options {
+	return upstream.Options{
+		ProtocolVersion:     cfg.ProtocolVersion,
+		InitTimeout:         cfg.InitTimeout,
+		ListTimeout:         cfg.ListTimeout,
+		CallTimeout:         cfg.CallTimeout,
+		MaxInFlight:         cfg.MaxInFlight,
+		MaxMessageBytes:     cfg.MaxMessageBytes,
+		ShutdownGrace:       cfg.ShutdownGrace,
+		Backoff:             cfg.Backoff,
+		HealthInterval:      cfg.HealthInterval,
+		HealthFailures:      cfg.HealthFailures,
+		MaxConcurrentSpawns: cfg.MaxSpawns,
+		InheritEnv:          cfg.InheritEnv,
+		ProcessGroups:       groups,
+	}
 }

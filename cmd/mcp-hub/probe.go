@@ -240,23 +240,13 @@ wait:
 // probeOptions are the upstream options the hub runs with (see newHub), for
 // one attempt per upstream and no health pings.
 func probeOptions(cfg *Config, n int) upstream.Options {
-	backoff := cfg.Backoff
-	backoff.MaxAttempts = 1
-	return upstream.Options{
-		ClientName:          "mcp-hub",
-		ClientVersion:       version(),
-		ProtocolVersion:     cfg.ProtocolVersion,
-		InitTimeout:         cfg.InitTimeout,
-		ListTimeout:         cfg.ListTimeout,
-		CallTimeout:         cfg.CallTimeout,
-		MaxInFlight:         cfg.MaxInFlight,
-		MaxMessageBytes:     cfg.MaxMessageBytes,
-		ShutdownGrace:       cfg.ShutdownGrace,
-		Backoff:             backoff,
-		HealthInterval:      -1,
-		MaxConcurrentSpawns: max(cfg.MaxSpawns, min(n, 16)), // time each one's start, not its wait for a slot
-		InheritEnv:          cfg.InheritEnv,
-	}
+	o := upstreamOptions(cfg, nil)
+	o.ClientName, o.ClientVersion = "mcp-hub", version()
+	o.Backoff.MaxAttempts = 1
+	o.HealthInterval = -1
+	o.HealthFailures = 0
+	o.MaxConcurrentSpawns = max(cfg.MaxSpawns, min(n, 16)) // time each one's start, not its wait for a slot
+	return o
 }
 
 func parseItems(raws []json.RawMessage, parse func([]byte) (catalog.Item, error), rejected *[]string) []catalog.Item {
