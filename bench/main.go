@@ -58,6 +58,8 @@ func main() {
 			httpSuite(dir, hubBin, fixture)
 		case "catalog":
 			catalogSuite()
+		case "startup":
+			startupSuite(dir, hubBin, fixture)
 		case "peers":
 			peersSuite(dir, hubBin, fixture)
 		default:
