@@ -60,6 +60,8 @@ func main() {
 			catalogSuite()
 		case "startup":
 			startupSuite(dir, hubBin, fixture)
+		case "list":
+			listSuite(dir, hubBin, fixture)
 		case "peers":
 			peersSuite(dir, hubBin, fixture)
 		default:
