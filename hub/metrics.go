@@ -4,23 +4,20 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
+	"github.com/mcp-hub/mcp-hub/internal/prom"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // metrics are the hub's Prometheus metrics, on a registry of their own (no
 // global state).
 type metrics struct {
-	reg       *prometheus.Registry
-	calls     *prometheus.CounterVec
-	latency   *prometheus.HistogramVec
-	sessions  *prometheus.GaugeVec
-	catalog   *prometheus.GaugeVec
-	shadowed  prometheus.Gauge
-	upstreams *prometheus.GaugeVec
+	reg       *prom.Registry
+	calls     *prom.CounterVec
+	latency   *prom.HistogramVec
+	sessions  *prom.GaugeVec
+	catalog   *prom.GaugeVec
+	shadowed  *prom.GaugeVec
+	upstreams *prom.GaugeVec
 }
 
 // Call outcomes.
@@ -36,47 +33,36 @@ const (
 )
 
 func newMetrics() *metrics {
+	reg := prom.NewRegistry(true)
 	m := &metrics{
-		reg: prometheus.NewRegistry(),
-		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "mcphub", Name: "calls_total", Help: "Forwarded requests by upstream, tool (the method for requests other than tools/call) and outcome.",
-		}, []string{"upstream", "tool", "outcome"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace: "mcphub", Name: "call_duration_seconds", Help: "Time from a client request to its response, by upstream.",
-			Buckets: []float64{.0002, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120},
-		}, []string{"upstream"}),
-		sessions: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: "mcphub", Name: "sessions_active", Help: "Connected client sessions by transport.",
-		}, []string{"transport"}),
-		catalog: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: "mcphub", Name: "catalog_items", Help: "Items the hub serves, by kind.",
-		}, []string{"kind"}),
-		shadowed: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: "mcphub", Name: "catalog_shadowed", Help: "Upstream items not served because another upstream (or the hub) owns the name.",
-		}),
-		upstreams: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: "mcphub", Name: "upstream_state", Help: "1 for each upstream's current state.",
-		}, []string{"upstream", "state"}),
+		reg: reg,
+		calls: reg.NewCounterVec("mcphub_calls_total",
+			"Forwarded requests by upstream, tool (the method for requests other than tools/call) and outcome.",
+			"upstream", "tool", "outcome"),
+		latency: reg.NewHistogramVec("mcphub_call_duration_seconds", "Time from a client request to its response, by upstream.",
+			[]float64{.0002, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}, "upstream"),
+		sessions: reg.NewGaugeVec("mcphub_sessions_active", "Connected client sessions by transport.", "transport"),
+		catalog:  reg.NewGaugeVec("mcphub_catalog_items", "Items the hub serves, by kind.", "kind"),
+		shadowed: reg.NewGaugeVec("mcphub_catalog_shadowed",
+			"Upstream items not served because another upstream (or the hub) owns the name."),
+		upstreams: reg.NewGaugeVec("mcphub_upstream_state", "1 for each upstream's current state.", "upstream", "state"),
 	}
 	for _, tr := range []string{"stdio", "streamable", "sse", "custom"} {
-		m.sessions.WithLabelValues(tr) // present at 0 before the first session
+		m.sessions.Add(0, tr) // present at 0 before the first session
 	}
-	m.reg.MustRegister(m.calls, m.latency, m.sessions, m.catalog, m.shadowed, m.upstreams,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.shadowed.Set(0)
 	return m
 }
 
-func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
-}
+func (m *metrics) handler() http.Handler { return m.reg.Handler() }
 
 func (m *metrics) call(up, tool, outcome string, d time.Duration) {
-	m.calls.WithLabelValues(up, tool, outcome).Inc()
-	m.latency.WithLabelValues(up).Observe(d.Seconds())
+	m.calls.Inc(up, tool, outcome)
+	m.latency.Observe(d.Seconds(), up)
 }
 
-func (m *metrics) sessionOpened(transport string) { m.sessions.WithLabelValues(transport).Inc() }
-func (m *metrics) sessionClosed(transport string) { m.sessions.WithLabelValues(transport).Dec() }
+func (m *metrics) sessionOpened(transport string) { m.sessions.Add(1, transport) }
+func (m *metrics) sessionClosed(transport string) { m.sessions.Add(-1, transport) }
 
 var allStates = []upstream.State{upstream.StatePending, upstream.StateConnecting, upstream.StateConnected,
 	upstream.StateUnhealthy, upstream.StateDisconnected, upstream.StateCrashed, upstream.StateFailed, upstream.StateDisabled}
@@ -84,7 +70,7 @@ var allStates = []upstream.State{upstream.StatePending, upstream.StateConnecting
 // observe records the catalog and upstream states after a rebuild.
 func (m *metrics) observe(h *Hub) {
 	c := h.Catalog()
-	m.catalog.WithLabelValues("tool").Set(float64(len(c.Tools())))
+	m.catalog.Set(float64(len(c.Tools())), "tool")
 	m.shadowed.Set(float64(len(c.Shadowed())))
 	m.upstreams.Reset()
 	for _, u := range h.mgr.List() {
@@ -94,7 +80,7 @@ func (m *metrics) observe(h *Hub) {
 			if s == st {
 				v = 1
 			}
-			m.upstreams.WithLabelValues(u.Name(), string(s)).Set(v)
+			m.upstreams.Set(v, u.Name(), string(s))
 		}
 	}
 }
