@@ -123,11 +123,11 @@ func clientCPU() time.Duration {
 
 // listRun is one repetition's measurement with one client.
 type listRun struct {
-	tools, bytes  int
-	p50, p99      time.Duration
-	hubCPU        time.Duration // per list
-	clientCPU     time.Duration // per list
-	idleCPUPerSec time.Duration // the hub's, after the lists
+	tools, bytes int
+	p50, p99     time.Duration
+	hubCPU       time.Duration // per list
+	clientCPU    time.Duration // per list
+	idleCPUPerS  time.Duration // the hub's, after the lists
 }
 
 func listSuite(dir, hubBin, fixture string) {
@@ -176,7 +176,7 @@ func listSuite(dir, hubBin, fixture string) {
 	row("go-sdk ClientSession.ListTools", *nSDKLists, sdk, "")
 	var idle []float64
 	for _, r := range append(raw, sdk...) {
-		idle = append(idle, float64(r.idleCPUPerSec))
+		idle = append(idle, float64(r.idleCPUPerS))
 	}
 	fmt.Printf("\nThe idle hub (10 connected upstreams, no requests) used %.1f ms of CPU per second (median; /proc resolution 10 ms), which the per-list figures include.\n\n", median(idle)/1e6)
 }
@@ -224,7 +224,7 @@ func rawLists(cmd *exec.Cmd, want int) (listRun, error) {
 		run.hubCPU = (cpuTime(pid) - hub0) / time.Duration(len(lat))
 		run.clientCPU = (clientCPU() - own0) / time.Duration(len(lat))
 		run.p50, run.p99 = percentiles(lat)
-		run.idleCPUPerSec = idleCPU(pid)
+		run.idleCPUPerS = idleCPU(pid)
 		return run, nil
 	}()
 	return run, errors.Join(err, c.stop())
@@ -264,7 +264,7 @@ func sdkLists(cmd *exec.Cmd, want int) (listRun, error) {
 		run.hubCPU = (cpuTime(pid) - hub0) / time.Duration(len(lat))
 		run.clientCPU = (clientCPU() - own0) / time.Duration(len(lat))
 		run.p50, run.p99 = percentiles(lat)
-		run.idleCPUPerSec = idleCPU(pid)
+		run.idleCPUPerS = idleCPU(pid)
 		return run, nil
 	}()
 	return run, errors.Join(err, s.stop())

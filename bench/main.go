@@ -62,6 +62,8 @@ func main() {
 			startupSuite(dir, hubBin, fixture)
 		case "list":
 			listSuite(dir, hubBin, fixture)
+		case "rss":
+			rssSuite(dir, hubBin, fixture)
 		case "peers":
 			peersSuite(dir, hubBin, fixture)
 		default:
