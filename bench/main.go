@@ -1,7 +1,7 @@
 // Command bench measures mcp-hub against a direct connection to the same
 // upstream, in one run, and prints markdown tables with the ratios.
 //
-//	go run ./bench [-reps 3] [-suite stdio,http,catalog,peers]
+//	go run ./bench [-reps 3] [-suite stdio,http,catalog,startup,list,rss,soak,peers]
 //
 // Every figure is a median over interleaved repetitions (direct, hub,
 // direct, hub, …), so background load hits both sides alike. Client, hub and
@@ -33,7 +33,7 @@ import (
 
 var (
 	reps   = flag.Int("reps", 3, "interleaved repetitions per measurement")
-	suites = flag.String("suite", "stdio,http,catalog", "comma-separated suites: stdio, http, catalog, peers")
+	suites = flag.String("suite", "stdio,http,catalog,startup,list,rss,soak", "comma-separated suites: stdio, http, catalog, startup, list, rss, soak, peers")
 	calls1 = flag.Int("n1", 3000, "calls at concurrency 1")
 	calls2 = flag.Int("n32", 20000, "calls at concurrency 32")
 	nBig   = flag.Int("nbig", 300, "100 KiB calls")
@@ -64,6 +64,8 @@ func main() {
 			listSuite(dir, hubBin, fixture)
 		case "rss":
 			rssSuite(dir, hubBin, fixture)
+		case "soak":
+			soakSuite(dir, hubBin, fixture)
 		case "peers":
 			peersSuite(dir, hubBin, fixture)
 		default:
