@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -34,6 +35,7 @@ type soakRun struct {
 	cpu                              time.Duration // of the process the client spawned
 	rss0, rss1, hwm                  int64         // kB: after initialize, at the end, peak
 	threads0, threads1               int64
+	tenths                           []time.Duration // wall time of each tenth of the calls
 	firstProblem                     string
 }
 
@@ -72,6 +74,14 @@ func soakSuite(dir, hubBin, fixture string) {
 	})
 	row("wall time", func(r soakRun) string { return r.elapsed.Round(100 * time.Millisecond).String() })
 	row("calls/s", func(r soakRun) string { return fmt.Sprintf("%.0f", float64(r.calls)/r.elapsed.Seconds()) })
+	row("calls/s in the first, the slowest and the last tenth", func(r soakRun) string {
+		if len(r.tenths) == 0 {
+			return "-"
+		}
+		per := float64(r.calls / 10)
+		return fmt.Sprintf("%.0f, %.0f, %.0f", per/r.tenths[0].Seconds(), per/slices.Max(r.tenths).Seconds(),
+			per/r.tenths[len(r.tenths)-1].Seconds())
+	})
 	row("CPU per call of the spawned process", func(r soakRun) string {
 		return fmt.Sprintf("%.1f µs", float64(r.cpu)/float64(r.calls)/1e3)
 	})
@@ -87,6 +97,13 @@ func soakSuite(dir, hubBin, fixture string) {
 	}
 	fmt.Println()
 	fmt.Println()
+}
+
+func sumDur(ds []time.Duration) (t time.Duration) {
+	for _, d := range ds {
+		t += d
+	}
+	return t
 }
 
 // soak starts cmd, initializes a session on it and pipelines n echo calls
@@ -197,6 +214,9 @@ loop:
 			}
 			answered++
 			<-slots
+			if answered%max(n/10, 1) == 0 && len(r.tenths) < 10 {
+				r.tenths = append(r.tenths, time.Since(t0)-sumDur(r.tenths))
+			}
 			switch {
 			case m.Error != nil:
 				r.rpcErrors++
