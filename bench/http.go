@@ -24,7 +24,7 @@ const benchToken = "bench-token-0123456789abcdef"
 
 var (
 	httpTransports = flag.String("http", "streamable,sse", "http suite: the hub's HTTP transports to measure")
-	hubProf        = flag.String("hubprof", "", "http suite: write the hub's CPU profile to this file (the last run's)")
+	hubProf        = flag.String("hubprof", "", "http and soak suites: write the hub's CPU profile to this file (the last run's)")
 )
 
 // httpServer is a process serving MCP over HTTP: the fixture itself

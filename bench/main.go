@@ -15,6 +15,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,10 +38,14 @@ var (
 	calls1 = flag.Int("n1", 3000, "calls at concurrency 1")
 	calls2 = flag.Int("n32", 20000, "calls at concurrency 32")
 	nBig   = flag.Int("nbig", 300, "100 KiB calls")
+	pump   = flag.Bool("pump", false, "run as a byte pump between stdio and the command in the arguments (the stdio suite's floor)")
 )
 
 func main() {
 	flag.Parse()
+	if *pump {
+		os.Exit(pumpMain(flag.Args()))
+	}
 	dir, err := os.MkdirTemp("", "mcp-hub-bench-")
 	check(err)
 	defer os.RemoveAll(dir)
@@ -302,12 +307,17 @@ func stdioTargets(dir, hubBin, fixture string) (direct, hub target) {
 
 func stdioSuite(dir, hubBin, fixture string) {
 	direct, hub := stdioTargets(dir, hubBin, fixture)
+	self, err := os.Executable()
+	check(err)
+	floor := target{name: "pump", start: func() (*exec.Cmd, error) {
+		return exec.Command(self, "-pump", fixture, "-only", "echo,big"), nil
+	}}
 	echo := map[string]any{"msg": "hello"}
 	type agg struct{ p50c1, p99c1, rps1, p50c32, p99c32, rps32, cpu32, big []float64 }
-	res := map[string]*agg{"direct": {}, "hub": {}}
+	res := map[string]*agg{"direct": {}, "pump": {}, "hub": {}}
 	var upstreamCPU []float64
 	for r := 0; r < *reps; r++ {
-		for _, t := range []target{direct, hub} {
+		for _, t := range []target{direct, floor, hub} {
 			s, err := connect(t)
 			check(err)
 			run(s, 1, 300, "echo", echo) // warm up
@@ -335,29 +345,65 @@ func stdioSuite(dir, hubBin, fixture string) {
 			}
 			big := run(s, 1, *nBig, "big", map[string]any{"kib": 100})
 			a.big = append(a.big, float64(big.p50))
-			s.close()
+			check(s.stop())
 		}
 	}
-	d, h := res["direct"], res["hub"]
+	d, p, h := res["direct"], res["pump"], res["hub"]
 	fmt.Printf("## tools/call over stdio: client → mcp-hub → upstream vs client → upstream\n\n")
-	fmt.Printf("| metric | direct | via hub | hub − direct | hub / direct | target |\n|---|---|---|---|---|---|\n")
-	row := func(name string, dv, hv float64, unit string, target string) {
+	fmt.Printf("\"byte pump\" is the floor of one extra process hop: a process that only copies bytes between its stdio and the upstream's (no parsing, no id rewriting), measured in the same run.\n\n")
+	fmt.Printf("| metric | direct | byte pump | via hub | hub − direct | hub / direct | pump / direct | target |\n|---|---|---|---|---|---|---|---|\n")
+	row := func(name string, dv, pv, hv float64, unit string, target string) {
 		if unit == "µs" {
-			fmt.Printf("| %s | %s µs | %s µs | %+.0f µs | %.2f× | %s |\n", name, us(dv), us(hv), (hv-dv)/1e3, hv/dv, target)
+			fmt.Printf("| %s | %s µs | %s µs | %s µs | %+.0f µs | %.2f× | %.2f× | %s |\n", name, us(dv), us(pv), us(hv), (hv-dv)/1e3, hv/dv, pv/dv, target)
 		} else {
-			fmt.Printf("| %s | %.0f | %.0f | %+.0f | %.2f× | %s |\n", name, dv, hv, hv-dv, hv/dv, target)
+			fmt.Printf("| %s | %.0f | %.0f | %.0f | %+.0f | %.2f× | %.2f× | %s |\n", name, dv, pv, hv, hv-dv, hv/dv, pv/dv, target)
 		}
 	}
-	row("echo p50, concurrency 1", median(d.p50c1), median(h.p50c1), "µs", "≤ 1.8×")
-	row("echo p99, concurrency 1", median(d.p99c1), median(h.p99c1), "µs", "")
-	row("calls/s, concurrency 1", median(d.rps1), median(h.rps1), "", "")
-	row("echo p50, concurrency 32", median(d.p50c32), median(h.p50c32), "µs", "")
-	row("echo p99, concurrency 32", median(d.p99c32), median(h.p99c32), "µs", "")
-	row("calls/s, concurrency 32", median(d.rps32), median(h.rps32), "", "≥ 0.7×")
-	fmt.Printf("| 100 KiB result p50, concurrency 1 | %.2f ms | %.2f ms | %+.2f ms | %.2f× | ≤ +0.5 ms |\n",
-		median(d.big)/1e6, median(h.big)/1e6, (median(h.big)-median(d.big))/1e6, median(h.big)/median(d.big))
-	fmt.Printf("\nCPU per call at concurrency 32: hub process %s µs (upstream behind the hub %s µs; upstream alone, direct, %s µs).\n\n",
-		us(median(h.cpu32)), us(median(upstreamCPU)), us(median(d.cpu32)))
+	m := func(f func(*agg) []float64) (float64, float64, float64) {
+		return median(f(d)), median(f(p)), median(f(h))
+	}
+	row3 := func(name, unit, target string, f func(*agg) []float64) {
+		dv, pv, hv := m(f)
+		row(name, dv, pv, hv, unit, target)
+	}
+	row3("echo p50, concurrency 1", "µs", "≤ 1.8×", func(a *agg) []float64 { return a.p50c1 })
+	row3("echo p99, concurrency 1", "µs", "", func(a *agg) []float64 { return a.p99c1 })
+	row3("calls/s, concurrency 1", "", "", func(a *agg) []float64 { return a.rps1 })
+	row3("echo p50, concurrency 32", "µs", "", func(a *agg) []float64 { return a.p50c32 })
+	row3("echo p99, concurrency 32", "µs", "", func(a *agg) []float64 { return a.p99c32 })
+	row3("calls/s, concurrency 32", "", "≥ 0.7×", func(a *agg) []float64 { return a.rps32 })
+	dv, pv, hv := m(func(a *agg) []float64 { return a.big })
+	fmt.Printf("| 100 KiB result p50, concurrency 1 | %.2f ms | %.2f ms | %.2f ms | %+.2f ms | %.2f× | %.2f× | ≤ +0.5 ms |\n",
+		dv/1e6, pv/1e6, hv/1e6, (hv-dv)/1e6, hv/dv, pv/dv)
+	fmt.Printf("\nCPU per call at concurrency 32: hub process %s µs, byte pump process %s µs (upstream behind the hub %s µs; upstream alone, direct, %s µs).\n\n",
+		us(median(h.cpu32)), us(median(p.cpu32)), us(median(upstreamCPU)), us(median(d.cpu32)))
+}
+
+// pumpMain runs argv as a child and copies bytes between this process's
+// stdio and the child's until the child exits; it returns the exit status.
+func pumpMain(argv []string) int {
+	if len(argv) == 0 {
+		fmt.Fprintln(os.Stderr, "bench -pump: no command")
+		return 2
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err == nil {
+		var out io.ReadCloser
+		if out, err = cmd.StdoutPipe(); err == nil {
+			if err = cmd.Start(); err == nil {
+				go func() { _, _ = io.Copy(in, os.Stdin); in.Close() }() // ends at our stdin's EOF
+				_, _ = io.Copy(os.Stdout, out)
+				err = cmd.Wait()
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench -pump:", err)
+		return 1
+	}
+	return 0
 }
 
 func catalogSuite() {

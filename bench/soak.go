@@ -52,7 +52,11 @@ func soakSuite(dir, hubBin, fixture string) {
 	}{
 		{"direct", func() *exec.Cmd { return own(exec.Command(fixture, "-only", "echo,big")) }},
 		{"hub", func() *exec.Cmd {
-			return own(exec.Command(hubBin, "--config", cfg, "--data-dir", filepath.Join(dir, "data-soak")))
+			args := []string{"--config", cfg, "--data-dir", filepath.Join(dir, "data-soak")}
+			if *hubProf != "" {
+				args = append(args, "--cpuprofile", *hubProf)
+			}
+			return own(exec.Command(hubBin, args...))
 		}},
 	}
 	runs := map[string]soakRun{}
