@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/internal/wire"
@@ -198,31 +199,32 @@ func (e *RPCError) Code() int64 {
 	return v.Code
 }
 
-// listInventory lists everything the upstream's capabilities announce.
+// listInventory lists everything the upstream's capabilities announce, the
+// kinds concurrently (one round trip's wait instead of up to four).
 func listInventory(ctx context.Context, c *Conn) (Inventory, error) {
 	var inv Inventory
 	caps := c.init.Capabilities
-	var err error
+	var wg sync.WaitGroup
+	var errs [4]error
 	if caps == nil || caps.Tools != nil {
-		if inv.Tools, err = list(ctx, c, "tools/list", "tools"); err != nil {
-			return inv, err
-		}
+		wg.Go(func() { inv.Tools, errs[0] = list(ctx, c, "tools/list", "tools") })
 	}
 	if caps != nil && caps.Prompts != nil {
-		if inv.Prompts, err = list(ctx, c, "prompts/list", "prompts"); err != nil {
-			return inv, err
-		}
+		wg.Go(func() { inv.Prompts, errs[1] = list(ctx, c, "prompts/list", "prompts") })
 	}
 	if caps != nil && caps.Resources != nil {
-		if inv.Resources, err = list(ctx, c, "resources/list", "resources"); err != nil {
-			return inv, err
-		}
-		// Templates are optional even for resource servers.
-		inv.Templates, err = list(ctx, c, "resources/templates/list", "resourceTemplates")
-		var rpcErr *RPCError
-		if errors.As(err, &rpcErr) {
-			inv.Templates, err = nil, nil
-		}
+		wg.Go(func() { inv.Resources, errs[2] = list(ctx, c, "resources/list", "resources") })
+		wg.Go(func() {
+			// Templates are optional even for resource servers.
+			inv.Templates, errs[3] = list(ctx, c, "resources/templates/list", "resourceTemplates")
+			var rpcErr *RPCError
+			if errors.As(errs[3], &rpcErr) {
+				inv.Templates, errs[3] = nil, nil
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
 			return inv, err
 		}
