@@ -20,6 +20,8 @@ type Store interface {
 	List(ctx context.Context) ([]upstream.Registration, error)
 	Get(ctx context.Context, name string) (upstream.Registration, error)
 	Create(ctx context.Context, r upstream.Registration) (upstream.Registration, error)
+	// CreateAll registers all of rs in one transaction, or none of them.
+	CreateAll(ctx context.Context, rs []upstream.Registration) ([]upstream.Registration, error)
 	Update(ctx context.Context, name string, fn func(*upstream.Registration) error) (upstream.Registration, error)
 	Delete(ctx context.Context, name string) error
 	SaveInventory(ctx context.Context, name string, inv upstream.Inventory) error
@@ -90,6 +92,7 @@ func (h *Hub) syncConfig(ctx context.Context, config []ConfigServer) error {
 		byName[r.Spec.Name] = r
 	}
 	inFile := map[string]bool{}
+	var create []upstream.Registration // one commit for all the new ones: a first start does not wait for one fsync per upstream
 	for _, c := range config {
 		inFile[c.Spec.Name] = true
 		want := upstream.Registration{
@@ -99,9 +102,7 @@ func (h *Hub) syncConfig(ctx context.Context, config []ConfigServer) error {
 		old, ok := byName[c.Spec.Name]
 		switch {
 		case !ok:
-			if _, err := st.Create(ctx, want); err != nil {
-				return fmt.Errorf("register %s from the config file: %w", c.Spec.Name, err)
-			}
+			create = append(create, want)
 		case old.Source != upstream.SourceConfig:
 			h.logger.Warn("upstream defined in the config file and registered at run time; the config file wins",
 				"upstream", c.Spec.Name, "replaced_source", old.Source, "file", h.opts.ConfigFile)
@@ -121,6 +122,9 @@ func (h *Hub) syncConfig(ctx context.Context, config []ConfigServer) error {
 				return fmt.Errorf("register %s from the config file: %w", c.Spec.Name, err)
 			}
 		}
+	}
+	if _, err := st.CreateAll(ctx, create); err != nil {
+		return fmt.Errorf("register the config file's upstreams: %w", err)
 	}
 	for _, r := range stored {
 		if r.Source == upstream.SourceConfig && !inFile[r.Spec.Name] {

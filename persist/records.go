@@ -182,30 +182,54 @@ func getRecord(ctx context.Context, q sqlx.QueryerContext, name string) (Record,
 // CreatedAt and UpdatedAt. A name (or ID) already registered yields an
 // error wrapping [ErrExists].
 func (s *Store) Create(ctx context.Context, r Record) (Record, error) {
-	if r.ID == "" {
-		r.ID = uuid.NewString()
-	} else if _, err := uuid.Parse(r.ID); err != nil {
-		return Record{}, fmt.Errorf("upstream %q: invalid id %q: %w", r.Spec.Name, r.ID, err)
-	}
-	now := s.stamp()
-	r.CreatedAt, r.UpdatedAt = now, now
-	row, err := toRow(&r)
+	out, err := s.CreateAll(ctx, []Record{r})
 	if err != nil {
 		return Record{}, err
 	}
-	err = s.write(ctx, func(tx *sqlx.Tx) error {
-		_, err := tx.NamedExecContext(ctx, `INSERT INTO upstreams (`+upstreamCols+`) VALUES (
-			:id, :name, :description, :transport, :config, :enabled, :auto_connect,
-			:source, :approval, :approved_hash, :created_at, :updated_at)`, row)
-		return err
+	return out[0], nil
+}
+
+// CreateAll registers every record in one transaction (one commit, so one
+// fsync, however many there are), as [Store.Create] would each. Either all
+// are registered or, on the first error, none.
+func (s *Store) CreateAll(ctx context.Context, rs []Record) ([]Record, error) {
+	now := s.stamp()
+	out := make([]Record, len(rs))
+	rows := make([]upstreamRow, len(rs))
+	for i, r := range rs {
+		if r.ID == "" {
+			r.ID = uuid.NewString()
+		} else if _, err := uuid.Parse(r.ID); err != nil {
+			return nil, fmt.Errorf("upstream %q: invalid id %q: %w", r.Spec.Name, r.ID, err)
+		}
+		r.CreatedAt, r.UpdatedAt = now, now
+		row, err := toRow(&r)
+		if err != nil {
+			return nil, err
+		}
+		out[i], rows[i] = r, row
+	}
+	if len(rows) == 0 {
+		return out, nil
+	}
+	err := s.write(ctx, func(tx *sqlx.Tx) error {
+		for _, row := range rows {
+			_, err := tx.NamedExecContext(ctx, `INSERT INTO upstreams (`+upstreamCols+`) VALUES (
+				:id, :name, :description, :transport, :config, :enabled, :auto_connect,
+				:source, :approval, :approved_hash, :created_at, :updated_at)`, row)
+			if isUniqueViolation(err) {
+				return fmt.Errorf("upstream %q: %w", row.Name, ErrExists)
+			}
+			if err != nil {
+				return fmt.Errorf("create upstream %q: %w", row.Name, err)
+			}
+		}
+		return nil
 	})
-	if isUniqueViolation(err) {
-		return Record{}, fmt.Errorf("upstream %q: %w", row.Name, ErrExists)
-	}
 	if err != nil {
-		return Record{}, fmt.Errorf("create upstream %q: %w", row.Name, err)
+		return nil, err
 	}
-	return r, nil
+	return out, nil
 }
 
 // Update reads the named upstream, passes it to fn and stores what fn left,

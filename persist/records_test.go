@@ -510,3 +510,36 @@ func TestClosed(t *testing.T) {
 		t.Error("Changed on a closed store succeeded")
 	}
 }
+
+func TestCreateAll(t *testing.T) {
+	s := openClocked(t)
+	ctx := t.Context()
+	rec := func(name string) Record {
+		return Record{Spec: fullSpec(name), Enabled: true, Source: SourceConfig, Approval: ApprovalApproved}
+	}
+	out, err := s.CreateAll(ctx, []Record{rec("a"), rec("b"), rec("c")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 3 || out[0].ID == "" || out[0].ID == out[1].ID || !out[0].CreatedAt.Equal(out[2].CreatedAt) {
+		t.Errorf("CreateAll returned %+v", out)
+	}
+	// One name taken: nothing of the batch is registered.
+	if _, err := s.CreateAll(ctx, []Record{rec("d"), rec("b"), rec("e")}); !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), `"b"`) {
+		t.Errorf("batch with a taken name: %v, want ErrExists naming b", err)
+	}
+	list, err := s.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range list {
+		names = append(names, r.Spec.Name)
+	}
+	if strings.Join(names, ",") != "a,b,c" {
+		t.Errorf("registered %v, want a,b,c (the failed batch rolled back)", names)
+	}
+	if out, err := s.CreateAll(ctx, nil); err != nil || len(out) != 0 {
+		t.Errorf("empty batch: %v, %v", out, err)
+	}
+}
