@@ -50,6 +50,7 @@ type startCase struct {
 	n      int           // stdio upstreams
 	slow   time.Duration // their -slow-start
 	warm   bool          // on the data directory the case before used
+	spawns int           // limits.maxConcurrentSpawns when not 0
 	target string        // from the research notes
 	peers  string        // Go peers in the research notes
 }
@@ -73,6 +74,7 @@ func startupSuite(dir, hubBin, fixture string) {
 		{label: "warm", n: 1, warm: true, target: "≤ 20 ms"},
 		{label: "cold", n: 10, target: "≤ 60 ms", peers: "49–57 ms"},
 		{label: "warm", n: 10, warm: true, target: "≤ 60 ms"},
+		{label: "cold, spawn cap raised to 10", n: 10, spawns: 10},
 		{label: fmt.Sprintf("warm, every upstream -slow-start %s", warmSlowStart), n: 10, slow: warmSlowStart, warm: true, target: "≤ 60 ms (served from the cache)"},
 		{label: "cold", n: 20},
 		{label: fmt.Sprintf("cold, -slow-start %s", *slowStart), n: 1, slow: *slowStart},
@@ -159,7 +161,7 @@ func intSpread(rs []startRun, f func(startRun) int) string {
 // its first complete tools/list. With cache it then waits until the hub
 // has stored every upstream's inventory, for the warm start that follows.
 func startOnce(dir, hubBin, fixture, data string, c startCase, cache bool) (startRun, error) {
-	cfg := filepath.Join(dir, fmt.Sprintf("startup-%d-%s.yaml", c.n, c.slow))
+	cfg := filepath.Join(dir, fmt.Sprintf("startup-%d-%s-%d.yaml", c.n, c.slow, c.spawns))
 	events := filepath.Join(dir, "startup-events")
 	args := []string{"-only", strings.Join(startupTools, ","), "-events", events}
 	if c.slow > 0 {
@@ -168,7 +170,11 @@ func startOnce(dir, hubBin, fixture, data string, c startCase, cache bool) (star
 	if err := os.Remove(events); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return startRun{}, err
 	}
-	if err := writeHubConfig(cfg, "logLevel: warn\ncatalog:\n  policy: prefix\ntimeouts:\n  shutdownGrace: 500ms\n", fixture, c.n, args...); err != nil {
+	head := "logLevel: warn\ncatalog:\n  policy: prefix\ntimeouts:\n  shutdownGrace: 500ms\n"
+	if c.spawns > 0 {
+		head += fmt.Sprintf("limits:\n  maxConcurrentSpawns: %d\n", c.spawns)
+	}
+	if err := writeHubConfig(cfg, head, fixture, c.n, args...); err != nil {
 		return startRun{}, err
 	}
 	want := map[string]bool{}
