@@ -82,6 +82,11 @@ func TestSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = syscall.Kill(deadLeader, syscall.SIGKILL) // the leader died with the hub
+	// SIGKILL is delivered asynchronously: sweep once the leader is gone
+	// (a zombie of this test), as a leader that died with its hub is.
+	for deadline := time.Now().Add(5 * time.Second); alive(deadLeader) && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 
 	left, err := Open(path).Sweep()
 	if err != nil {
