@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"github.com/mcp-hub/mcp-hub/internal/framing"
 	"io"
 	"strconv"
@@ -20,39 +21,48 @@ type sseEvent struct {
 	hasRetry bool
 }
 
-// sseReader parses a text/event-stream. Lines longer than max are drained
-// and reported as *framing.Oversize (with the JSON-RPC id found in them, if any).
+// sseReader parses a text/event-stream. A line longer than max is never
+// held in memory: it is reported as *framing.Oversize as soon as the JSON-RPC
+// id in it is known (or at its end), and drained before the next line. A line
+// that runs past framing.DrainFactor × max without a newline ends the stream
+// with framing.ErrLineTooLong, the same rules as the stdio framing.
 type sseReader struct {
-	r   *bufio.Reader
-	max int
+	r        *bufio.Reader
+	max      int
+	maxDrain int64
+	draining bool  // in a line reported early: skip its rest first
+	drained  int64 // bytes of that line so far
+	err      error // sticky: the stream is over
 }
 
 func newSSEReader(r io.Reader, max int) *sseReader {
 	if max <= 0 {
 		max = framing.DefaultMax
 	}
-	return &sseReader{r: bufio.NewReaderSize(r, 32<<10), max: max}
+	return &sseReader{r: bufio.NewReaderSize(r, 32<<10), max: max, maxDrain: framing.DrainFactor * int64(max)}
 }
 
 // line returns the next line without its ending.
 func (s *sseReader) line() ([]byte, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	if s.draining {
+		if err := s.drainRest(); err != nil {
+			s.err = err
+			return nil, err
+		}
+	}
 	var buf []byte
 	for {
 		chunk, err := s.r.ReadSlice('\n')
 		if len(buf)+len(chunk) > s.max+16 {
-			var sc framing.IDScanner
-			sc.Feed(buf)
-			sc.Feed(chunk)
-			size := len(buf) + len(chunk)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				chunk, err = s.r.ReadSlice('\n')
-				sc.Feed(chunk)
-				size += len(chunk)
+			err := s.drain(buf, chunk, err)
+			var o *framing.Oversize
+			if !errors.As(err, &o) {
+				s.err = err
 			}
-			if err != nil {
-				return nil, err
-			}
-			return nil, &framing.Oversize{Size: size, ID: sc.ID()}
+			return nil, err
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			buf = append(buf, chunk...)
@@ -69,6 +79,48 @@ func (s *sseReader) line() ([]byte, error) {
 			buf = buf[:len(buf)-1]
 		}
 		return buf, err
+	}
+}
+
+// drain reads an oversize line: to its end, or until its id is known.
+func (s *sseReader) drain(buf, chunk []byte, err error) error {
+	var sc framing.IDScanner
+	sc.Feed(buf)
+	sc.Feed(chunk)
+	size := int64(len(buf) + len(chunk))
+	for errors.Is(err, bufio.ErrBufferFull) {
+		if id := sc.ID(); id != nil {
+			s.draining, s.drained = true, size
+			return &framing.Oversize{Size: int(size), ID: id, Partial: true}
+		}
+		if size > s.maxDrain {
+			return fmt.Errorf("%w (%d bytes)", framing.ErrLineTooLong, s.maxDrain)
+		}
+		chunk, err = s.r.ReadSlice('\n')
+		sc.Feed(chunk)
+		size += int64(len(chunk))
+	}
+	if err != nil {
+		return err
+	}
+	return &framing.Oversize{Size: int(size), ID: sc.ID()}
+}
+
+// drainRest skips the rest of a line reported early.
+func (s *sseReader) drainRest() error {
+	for {
+		chunk, err := s.r.ReadSlice('\n')
+		s.drained += int64(len(chunk))
+		if err == nil {
+			s.draining = false
+			return nil
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return err
+		}
+		if s.drained > s.maxDrain {
+			return fmt.Errorf("%w (%d bytes)", framing.ErrLineTooLong, s.maxDrain)
+		}
 	}
 }
 
