@@ -594,7 +594,7 @@ func (h *Hub) waitAttempt(ctx context.Context, name string) upstream.Status {
 	}
 }
 
-func (h *Hub) catalogCurrent() bool { return h.doneGen.Load() == h.wantGen.Load() }
+func (h *Hub) catalogCurrent() bool { return h.doneGen.Load() == h.mgr.Generation() }
 
 func (h *Hub) toolsOf(name string) []string {
 	var tools []string

@@ -73,8 +73,7 @@ type Hub struct {
 
 	cat     atomic.Pointer[catalogState]
 	rebuild chan struct{} // capacity 1: coalesces rebuild requests
-	wantGen atomic.Uint64 // bumped by every upstream change
-	doneGen atomic.Uint64 // the wantGen the served catalog reflects
+	doneGen atomic.Uint64 // the manager Generation the served catalog reflects
 	stop    chan struct{}
 	done    chan struct{} // closed when the rebuild loop exits
 
@@ -313,7 +312,6 @@ func (h *Hub) RemoveUpstream(ctx context.Context, name string) error {
 
 // upstreamChanged is the manager's OnChange hook.
 func (h *Hub) upstreamChanged(string) {
-	h.wantGen.Add(1)
 	select {
 	case h.rebuild <- struct{}{}:
 	default:
@@ -341,7 +339,7 @@ func (h *Hub) rebuildLoop() {
 // rebuildNow builds the catalog from every upstream's inventory, swaps it in
 // and, when the tool list changed, tells every session.
 func (h *Hub) rebuildNow() {
-	gen := h.wantGen.Load()
+	gen := h.mgr.Generation() // before reading the upstreams
 	var srcs []catalog.Source
 	for _, u := range h.mgr.List() {
 		st := u.Status()
@@ -488,7 +486,7 @@ func (h *Hub) settled() bool {
 		}
 	}
 	// The catalog must reflect the last change, not only the upstreams.
-	return h.doneGen.Load() == h.wantGen.Load()
+	return h.doneGen.Load() == h.mgr.Generation()
 }
 
 // Close closes every session, stops every upstream (in parallel, waiting for

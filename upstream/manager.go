@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -120,10 +121,19 @@ type Manager struct {
 	opts       Options
 	spawnSlots chan struct{} // semaphore: connection attempts at once
 
+	gen atomic.Uint64 // see Generation
+
 	mu        sync.Mutex // guards following
 	upstreams map[string]*Upstream
 	closed    bool
 }
+
+// Generation is a counter that increases before any change to an upstream's
+// status, inventory or spec, or to the set of upstreams, becomes visible to
+// readers. A reader that records the generation, then reads upstreams, has
+// seen every change up to that generation; one that sees a change has a
+// generation that includes it. The OnChange hook runs after the change.
+func (m *Manager) Generation() uint64 { return m.gen.Load() }
 
 // NewManager returns a manager with no upstreams. opts may be nil.
 func NewManager(opts *Options) *Manager {
@@ -199,6 +209,7 @@ func (m *Manager) Add(spec Spec, opts AddOptions) (*Upstream, error) {
 	case spec.Start == StartLazy:
 		start = StatePending
 	}
+	m.gen.Add(1)
 	m.upstreams[spec.Name] = u
 	go u.run(start)
 	return u, nil
@@ -236,6 +247,9 @@ func (m *Manager) List() []*Upstream {
 func (m *Manager) Remove(name string) error {
 	m.mu.Lock()
 	u, ok := m.upstreams[name]
+	if ok {
+		m.gen.Add(1)
+	}
 	delete(m.upstreams, name)
 	m.mu.Unlock()
 	if !ok {
@@ -243,6 +257,7 @@ func (m *Manager) Remove(name string) error {
 	}
 	close(u.stop)
 	<-u.stopped
+	m.gen.Add(1)
 	m.changed(name)
 	return nil
 }
@@ -259,6 +274,7 @@ func (m *Manager) Update(spec Spec) error {
 		return fmt.Errorf("%w: %s", ErrNotFound, spec.Name)
 	}
 	u.mu.Lock()
+	m.gen.Add(1)
 	old := u.spec
 	u.spec = spec
 	u.status.Transport = spec.Transport

@@ -86,6 +86,7 @@ func (u *Upstream) Conn() *Conn { return u.conn.Load() }
 // update changes state under the lock and wakes waiters and the manager.
 func (u *Upstream) update(f func(s *Status, inv *Inventory)) {
 	u.mu.Lock()
+	u.m.gen.Add(1) // before the change is visible: see Manager.Generation
 	before := u.status.State
 	f(&u.status, &u.inv)
 	if u.status.State != before {
