@@ -28,7 +28,11 @@ func (s *session) callTool(line []byte, m wire.Message) bool {
 		return true
 	}
 	e, ok := s.h.Catalog().Tool(p.name)
-	if !ok && !s.h.settled() {
+	if !ok && s.h.settled() {
+		// The catalog looked at above may be the one before the rebuild
+		// that settled the hub: look again.
+		e, ok = s.h.Catalog().Tool(p.name)
+	} else if !ok {
 		// Upstreams are still on their first connect attempt: the tool may
 		// be theirs. Wait (bounded) instead of failing a client that calls a
 		// tool it knows from an earlier session.

@@ -61,7 +61,14 @@ func (s *session) listFromCatalog(m wire.Message, result func(*catalog.Catalog) 
 // attempt is looked up again once they settle (bounded), so a client that
 // remembers a name from an earlier session is not failed during start-up.
 func (s *session) resolve(find func(*catalog.Catalog) (catalog.Entry, bool), then func(catalog.Entry, bool)) {
-	if e, ok := find(s.h.Catalog()); ok || s.h.settled() {
+	if e, ok := find(s.h.Catalog()); ok {
+		then(e, true)
+		return
+	}
+	if s.h.settled() {
+		// Settled now, but the catalog looked at above may be the one
+		// before the rebuild that settled it: look again.
+		e, ok := find(s.h.Catalog())
 		then(e, ok)
 		return
 	}
