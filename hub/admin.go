@@ -583,10 +583,12 @@ func (h *Hub) waitAttempt(ctx context.Context, name string) upstream.Status {
 	if !ok {
 		return upstream.Status{Name: name, State: upstream.StatePending}
 	}
+	sent := u.CommandsSent() // the command this waits on was sent before
 	deadline := time.Now().Add(h.mgrOpts.InitTimeout + h.mgrOpts.ListTimeout)
 	for {
 		st := u.Status()
-		busy := st.State == upstream.StateConnecting || (st.State == upstream.StatePending && st.Attempts == 0 && !st.Settled)
+		busy := st.Applied < sent || st.State == upstream.StateConnecting ||
+			(st.State == upstream.StatePending && st.Attempts == 0 && !st.Settled)
 		if (!busy && h.catalogCurrent()) || time.Now().After(deadline) || ctx.Err() != nil {
 			return st
 		}

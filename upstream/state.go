@@ -61,6 +61,10 @@ type Status struct {
 	// will be made). A hub waits for unsettled upstreams before its first
 	// tools/list.
 	Settled bool `json:"-"`
+	// Applied counts the commands (connect, disconnect, restart, enable,
+	// disable) whose effect this status shows; compare with
+	// [Upstream.CommandsSent].
+	Applied uint64 `json:"-"`
 	// ServerName, ServerVersion and ProtocolVersion come from initialize.
 	ServerName      string `json:"serverName,omitempty"`
 	ServerVersion   string `json:"serverVersion,omitempty"`

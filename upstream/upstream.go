@@ -27,6 +27,8 @@ type Upstream struct {
 	inflight chan struct{}        // semaphore: calls in flight
 
 	cmds    chan command
+	sent    atomic.Uint64 // commands sent on cmds
+	cmdsIn  uint64        // commands received; only the supervisor goroutine uses it
 	kick    chan struct{} // capacity 1: coalesces on-demand connect requests
 	relist  chan struct{} // capacity 1: coalesces list_changed bursts
 	stop    chan struct{} // closed to stop the supervisor
@@ -116,11 +118,18 @@ func (u *Upstream) send(c command) {
 		}
 		return
 	}
+	u.sent.Add(1)
 	select {
 	case u.cmds <- c:
 	case <-u.stopped:
 	}
 }
+
+// CommandsSent returns how many commands were sent to the upstream's
+// supervisor. Once Status().Applied reaches the value read after sending
+// one, the status shows that command's effect (an attempt started, or the
+// upstream stopped).
+func (u *Upstream) CommandsSent() uint64 { return u.sent.Load() }
 
 // Call sends a request to the upstream and returns its raw reply. When the
 // upstream is not connected, Call waits for an attempt under way, or starts
@@ -337,6 +346,7 @@ func (u *Upstream) run(start State) {
 			case <-u.stop:
 			case <-fire:
 			case c = <-u.cmds:
+				u.cmdsIn++
 			case <-u.kick:
 				c = cmdKick
 			case <-u.relist: // nothing to list while disconnected
@@ -360,19 +370,20 @@ func (u *Upstream) run(start State) {
 				wantUp = true // keep the attempt count: on-demand does not reset backoff
 			case cmdEnable:
 				if u.Status().State != StateDisabled {
+					u.update(func(s *Status, _ *Inventory) { s.Applied = u.cmdsIn })
 					continue
 				}
 				wantUp, attempts = true, 0
 			case cmdDisconnect:
 				wantUp, retryAt = false, time.Time{}
 				u.update(func(s *Status, _ *Inventory) {
-					s.State, s.Manual, s.NextRetry, s.Settled = StateDisconnected, true, time.Time{}, true
+					s.State, s.Manual, s.NextRetry, s.Settled, s.Applied = StateDisconnected, true, time.Time{}, true, u.cmdsIn
 				})
 				continue
 			case cmdDisable:
 				wantUp, retryAt = false, time.Time{}
 				u.update(func(s *Status, _ *Inventory) {
-					s.State, s.NextRetry, s.Settled = StateDisabled, time.Time{}, true
+					s.State, s.NextRetry, s.Settled, s.Applied = StateDisabled, time.Time{}, true, u.cmdsIn
 				})
 				continue
 			}
@@ -410,12 +421,14 @@ func (u *Upstream) run(start State) {
 		case outcomeDisconnect:
 			wantUp, retryAt = false, time.Time{}
 			u.update(func(s *Status, _ *Inventory) {
-				s.State, s.Manual, s.PID, s.NextRetry = StateDisconnected, true, 0, time.Time{}
+				s.State, s.Manual, s.PID, s.NextRetry, s.Applied = StateDisconnected, true, 0, time.Time{}, u.cmdsIn
 			})
 			continue
 		case outcomeDisable:
 			wantUp, retryAt = false, time.Time{}
-			u.update(func(s *Status, _ *Inventory) { s.State, s.PID, s.NextRetry = StateDisabled, 0, time.Time{} })
+			u.update(func(s *Status, _ *Inventory) {
+				s.State, s.PID, s.NextRetry, s.Applied = StateDisabled, 0, time.Time{}, u.cmdsIn
+			})
 			continue
 		case outcomeRestart:
 			attempts, retryAt = 0, time.Time{}
@@ -476,7 +489,8 @@ const (
 // initialize, list. On success the connection is live and published.
 func (u *Upstream) attemptOnce() (*Conn, error) {
 	u.update(func(s *Status, _ *Inventory) {
-		s.State, s.Manual, s.Idle, s.NextRetry = StateConnecting, false, false, time.Time{}
+		// Every command received so far is in effect once an attempt starts.
+		s.State, s.Manual, s.Idle, s.NextRetry, s.Applied = StateConnecting, false, false, time.Time{}, u.cmdsIn
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -573,6 +587,7 @@ func (u *Upstream) serve(conn *Conn) (outcome, error) {
 			return outcomeLost, conn.Err()
 		case <-u.kick: // already connected
 		case c := <-u.cmds:
+			u.cmdsIn++
 			switch c {
 			case cmdDisconnect:
 				return outcomeDisconnect, nil
@@ -582,6 +597,7 @@ func (u *Upstream) serve(conn *Conn) (outcome, error) {
 				return outcomeRestart, nil
 			}
 			// cmdConnect, cmdEnable: already connected.
+			u.update(func(s *Status, _ *Inventory) { s.Applied = u.cmdsIn })
 		case <-u.relist:
 			spec := u.Spec()
 			ctx, cancel := context.WithTimeout(context.Background(), pick(spec.ListTimeout.Std(), u.m.opts.ListTimeout))
