@@ -1,10 +1,7 @@
 package upstream
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
-	"fmt"
 	"github.com/mcp-hub/mcp-hub/internal/framing"
 	"io"
 	"strconv"
@@ -21,108 +18,25 @@ type sseEvent struct {
 	hasRetry bool
 }
 
-// sseReader parses a text/event-stream. A line longer than max is never
-// held in memory: it is reported as *framing.Oversize as soon as the JSON-RPC
-// id in it is known (or at its end), and drained before the next line. A line
-// that runs past framing.DrainFactor × max without a newline ends the stream
-// with framing.ErrLineTooLong, the same rules as the stdio framing.
+// sseReader parses a text/event-stream. Its lines follow the stdio
+// framing's rules: a line longer than the cap is never held in memory, it is
+// reported as *framing.Oversize as soon as the JSON-RPC id in it is known (or
+// at its end) and drained before the next line; a line that runs past
+// framing.DrainFactor × the cap without a newline ends the stream with
+// framing.ErrLineTooLong.
 type sseReader struct {
-	r        *bufio.Reader
-	max      int
-	maxDrain int64
-	draining bool  // in a line reported early: skip its rest first
-	drained  int64 // bytes of that line so far
-	err      error // sticky: the stream is over
+	lines *framing.Reader
 }
 
 func newSSEReader(r io.Reader, max int) *sseReader {
 	if max <= 0 {
 		max = framing.DefaultMax
 	}
-	return &sseReader{r: bufio.NewReaderSize(r, 32<<10), max: max, maxDrain: framing.DrainFactor * int64(max)}
+	return &sseReader{lines: framing.NewLineReader(r, max+16)} // +16: room for "data: "
 }
 
 // line returns the next line without its ending.
-func (s *sseReader) line() ([]byte, error) {
-	if s.err != nil {
-		return nil, s.err
-	}
-	if s.draining {
-		if err := s.drainRest(); err != nil {
-			s.err = err
-			return nil, err
-		}
-	}
-	var buf []byte
-	for {
-		chunk, err := s.r.ReadSlice('\n')
-		if len(buf)+len(chunk) > s.max+16 {
-			err := s.drain(buf, chunk, err)
-			var o *framing.Oversize
-			if !errors.As(err, &o) {
-				s.err = err
-			}
-			return nil, err
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			buf = append(buf, chunk...)
-			continue
-		}
-		buf = append(buf, chunk...)
-		if err != nil && len(buf) == 0 {
-			return nil, err
-		}
-		if len(buf) > 0 && buf[len(buf)-1] == '\n' {
-			buf = buf[:len(buf)-1]
-		}
-		if len(buf) > 0 && buf[len(buf)-1] == '\r' {
-			buf = buf[:len(buf)-1]
-		}
-		return buf, err
-	}
-}
-
-// drain reads an oversize line: to its end, or until its id is known.
-func (s *sseReader) drain(buf, chunk []byte, err error) error {
-	var sc framing.IDScanner
-	sc.Feed(buf)
-	sc.Feed(chunk)
-	size := int64(len(buf) + len(chunk))
-	for errors.Is(err, bufio.ErrBufferFull) {
-		if id := sc.ID(); id != nil {
-			s.draining, s.drained = true, size
-			return &framing.Oversize{Size: int(size), ID: id, Partial: true}
-		}
-		if size > s.maxDrain {
-			return fmt.Errorf("%w (%d bytes)", framing.ErrLineTooLong, s.maxDrain)
-		}
-		chunk, err = s.r.ReadSlice('\n')
-		sc.Feed(chunk)
-		size += int64(len(chunk))
-	}
-	if err != nil {
-		return err
-	}
-	return &framing.Oversize{Size: int(size), ID: sc.ID()}
-}
-
-// drainRest skips the rest of a line reported early.
-func (s *sseReader) drainRest() error {
-	for {
-		chunk, err := s.r.ReadSlice('\n')
-		s.drained += int64(len(chunk))
-		if err == nil {
-			s.draining = false
-			return nil
-		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return err
-		}
-		if s.drained > s.maxDrain {
-			return fmt.Errorf("%w (%d bytes)", framing.ErrLineTooLong, s.maxDrain)
-		}
-	}
-}
+func (s *sseReader) line() ([]byte, error) { return s.lines.Next() }
 
 // next returns the next event that carries data. Events without data still
 // update id and retry, which are reported with the next data event.

@@ -27,9 +27,10 @@ type Reader struct {
 	max      int
 	maxDrain int64
 
-	draining bool  // in a reported oversize line: drain the rest first
-	drained  int64 // bytes of that line so far
-	err      error // sticky: the stream is over
+	draining  bool  // in a reported oversize line: drain the rest first
+	drained   int64 // bytes of that line so far
+	err       error // sticky: the stream is over
+	keepEmpty bool  // return empty lines too (text/event-stream)
 }
 
 // DrainFactor times the cap is how long one oversize line may get before
@@ -44,6 +45,15 @@ func NewReader(r io.Reader, max int) *Reader {
 		max = DefaultMax
 	}
 	return &Reader{r: bufio.NewReaderSize(r, 256<<10), max: max, maxDrain: DrainFactor * int64(max)}
+}
+
+// NewLineReader is NewReader for line-based formats where empty lines
+// matter (text/event-stream): Next returns them as empty, non-nil slices.
+func NewLineReader(r io.Reader, max int) *Reader {
+	f := NewReader(r, max)
+	f.r = bufio.NewReaderSize(r, 32<<10)
+	f.keepEmpty = true
+	return f
 }
 
 // Oversize describes a drained message that exceeded the cap.
@@ -106,6 +116,9 @@ func (f *Reader) Next() ([]byte, error) {
 			return nil, err
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
+			if f.keepEmpty {
+				return line[:0], nil
+			}
 			buf = nil
 			continue
 		}

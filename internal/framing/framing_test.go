@@ -3,6 +3,7 @@ package framing
 import (
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -68,5 +69,26 @@ func TestEndlessLine(t *testing.T) {
 		if _, again := r.Next(); !errors.Is(again, ErrLineTooLong) {
 			t.Errorf("%s: after the end: %v, want ErrLineTooLong again", prefix, again)
 		}
+	}
+}
+
+func TestLineReaderKeepsEmptyLines(t *testing.T) {
+	r := NewLineReader(strings.NewReader("data: a\r\n\r\n\ndata: b"), 64)
+	var got []string
+	for {
+		l, err := r.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Fatal(err)
+			}
+			break
+		}
+		if l == nil {
+			t.Fatal("an empty line came back nil")
+		}
+		got = append(got, string(l))
+	}
+	if want := []string{"data: a", "", "", "data: b"}; !slices.Equal(got, want) {
+		t.Errorf("lines %q, want %q", got, want)
 	}
 }
