@@ -107,40 +107,15 @@ func ReadPID(path string, d time.Duration) (int, error) {
 }
 
 // Children returns the pids of the live (non-zombie) child processes of pid.
-func Children(pid int) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var out []int
-	for _, e := range entries {
-		var p int
-		if _, err := fmt.Sscan(e.Name(), &p); err != nil {
-			continue
-		}
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		fields := strings.Fields(string(b[i+2:]))
-		if len(fields) < 2 || fields[0] == "Z" {
-			continue
-		}
-		var ppid int
-		if _, err := fmt.Sscan(fields[1], &ppid); err == nil && ppid == pid {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func Children(pid int) []int { return childrenIf(pid, func(zombie bool) bool { return !zombie }) }
 
 // Zombies returns the pids of the children of pid that exited and were
 // not reaped.
-func Zombies(pid int) []int {
+func Zombies(pid int) []int { return childrenIf(pid, func(zombie bool) bool { return zombie }) }
+
+// childrenIf returns the pids of the children of pid whose zombie state
+// keep accepts, from /proc.
+func childrenIf(pid int, keep func(zombie bool) bool) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -160,7 +135,7 @@ func Zombies(pid int) []int {
 			continue
 		}
 		fields := strings.Fields(string(b[i+2:]))
-		if len(fields) < 2 || fields[0] != "Z" {
+		if len(fields) < 2 || !keep(fields[0] == "Z") {
 			continue
 		}
 		var ppid int
