@@ -189,6 +189,7 @@ func (m *Manager) Add(spec Spec, opts AddOptions) (*Upstream, error) {
 		inflight: make(chan struct{}, pickInt(spec.MaxInFlight, m.opts.MaxInFlight)),
 		cmds:     make(chan command, 4),
 		kick:     make(chan struct{}, 1),
+		abandon:  make(chan struct{}, 1),
 		relist:   make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 		stopped:  make(chan struct{}),
