@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -23,7 +22,6 @@ const reapScan = time.Second
 var (
 	reaperOnce sync.Once
 	reaperWake = make(chan struct{}, 1)
-	reaping    atomic.Bool // Supervise succeeded: orphans are re-parented to this process
 )
 
 // Supervise makes this process a child subreaper, so processes that stdio
@@ -40,7 +38,6 @@ func Supervise() error {
 			err = os.NewSyscallError("prctl(PR_SET_CHILD_SUBREAPER)", err)
 			return
 		}
-		reaping.Store(true)
 		sigs := make(chan os.Signal, 1)
 		signal.Notify(sigs, syscall.SIGCHLD)
 		go reapLoop(sigs)
@@ -173,11 +170,13 @@ func (f *family) reap() bool {
 		switch {
 		case err != nil || st.Start != start:
 			f.forget(pid, start) // gone (the pid may be someone else's now)
-		case st.Zombie() && st.PPID == self && reaping.Load():
+		case st.Zombie() && st.PPID == self:
 			f.reapOne(pid, start)
 			if s, err := proc.ReadStat(pid); err == nil && s.Start == start {
 				left++
 			}
+		case st.Zombie():
+			f.forget(pid, start) // dead; its parent reaps it
 		default:
 			left++
 		}
