@@ -136,13 +136,19 @@ func (f *family) members() (pids []int, ok bool) {
 	return pids, true
 }
 
-// signal sends sig to the root's process group and to every member found.
+// signal sends sig to every member found, and to the root's process group
+// while the root is not reaped (its id names no other group then) or where
+// members cannot be found.
 func (f *family) signal(sig syscall.Signal) {
-	_ = signalGroup(f.root, sig)
-	if pids, ok := f.members(); ok {
-		for _, p := range pids {
-			_ = signalPID(p, sig)
-		}
+	pids, ok := f.members()
+	f.mu.Lock()
+	rootGone := f.rootGone
+	f.mu.Unlock()
+	if !ok || !rootGone {
+		_ = signalGroup(f.root, sig)
+	}
+	for _, p := range pids {
+		_ = signalPID(p, sig)
 	}
 }
 
@@ -172,7 +178,7 @@ func (f *family) killRest(grace time.Duration) bool {
 	f.signal(sigTerm)
 	deadline := time.Now().Add(grace)
 	for time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // each look is a scan of the process table
 		if !f.alive() {
 			return true
 		}

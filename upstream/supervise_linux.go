@@ -123,7 +123,12 @@ func attribute(fams []*family, st proc.Stat) *family {
 		}
 	}
 	for _, f := range fams {
-		if st.PGID == f.root && st.Start >= f.rootStart {
+		f.mu.Lock()
+		rootGone := f.rootGone
+		f.mu.Unlock()
+		// While the root is not reaped, its pid (the group's id) is no
+		// one else's.
+		if !rootGone && st.PGID == f.root && st.Start >= f.rootStart {
 			return f
 		}
 	}

@@ -147,6 +147,12 @@ func Members(o Owner) ([]Stat, error) {
 	for _, s := range all {
 		byPID[s.PID] = s
 	}
+	group := o.Group
+	if l, ok := byPID[group]; ok && group != 0 && l.Start != o.RootStart {
+		// A process other than the one that led the group has its id: the
+		// group is gone and the id was given to a newer one.
+		group = 0
+	}
 	memo := map[int]bool{}
 	var belongs func(s Stat, depth int) bool
 	belongs = func(s Stat, depth int) bool {
@@ -161,7 +167,7 @@ func Members(o Owner) ([]Stat, error) {
 			v = true
 		case o.Known != nil && o.Known[s.PID] == s.Start && s.Start != 0:
 			v = true
-		case o.Group != 0 && s.PGID == o.Group:
+		case group != 0 && s.PGID == group:
 			v = true
 		default:
 			if m, ok := MarkerOf(s.PID); ok && o.matches(m) {

@@ -90,8 +90,17 @@ func TestMembers(t *testing.T) {
 	if got := pids(t, Owner{TagPrefix: "1.2."}); !slices.Contains(got, marked.Process.Pid) || !slices.Contains(got, other.Process.Pid) {
 		t.Errorf("by marker prefix: %v, want %d and %d", got, marked.Process.Pid, other.Process.Pid)
 	}
-	if got := pids(t, Owner{Group: grouped.Process.Pid}); !slices.Equal(got, []int{grouped.Process.Pid}) {
-		t.Errorf("by group: %v, want %d", got, grouped.Process.Pid)
+	gs, err := ReadStat(grouped.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pids(t, Owner{Group: gs.PID, RootStart: gs.Start}); !slices.Equal(got, []int{gs.PID}) {
+		t.Errorf("by group: %v, want %d", got, gs.PID)
+	}
+	// A group id now led by a process that started at another time is
+	// not the group that was meant.
+	if got := pids(t, Owner{Group: gs.PID, RootStart: gs.Start - 1}); len(got) != 0 {
+		t.Errorf("by a reused group id: %v, want none", got)
 	}
 	ps, err := ReadStat(parent.Process.Pid)
 	if err != nil {
