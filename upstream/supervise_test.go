@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -226,5 +227,36 @@ func TestCommandsAbandonAConnectingAttempt(t *testing.T) {
 				waitNoTrace(t, pid, 5*time.Second)
 			}
 		})
+	}
+}
+
+// TestReadersStopWhileAnEscapedProcessHoldsStdout: a daemon the hub cannot
+// attribute to its upstream (double fork with a cleared environment: no
+// marker, another session, its parent gone) keeps the upstream's stdout
+// and stderr open. Remove still returns once the readers are cut off: the
+// pipes stay in the runtime poller, so closing them wakes the reads.
+func TestReadersStopWhileAnEscapedProcessHoldsStdout(t *testing.T) {
+	dir := t.TempDir()
+	dpid := filepath.Join(dir, "daemon.pid")
+	opts := fastOptions(t)
+	m := newManager(t, opts)
+	u, _ := m.Add(stdioSpec("escaped", "-daemon", dpid, "-daemon-mode", "double-fork", "-daemon-clear-env", "-only", "echo"), AddOptions{})
+	st := waitState(t, u, 10*time.Second, StateConnected)
+	d, err := testbin.ReadPID(dpid, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Not ours to reap: the test kills it, and reaps it (it was
+		// re-parented to this process).
+		_ = signalPID(d, sigKill)
+		var ws syscall.WaitStatus
+		_, _ = syscall.Wait4(d, &ws, 0, nil)
+	})
+	took := removeWithin(t, m, "escaped", 3*opts.ShutdownGrace+drainWait+5*time.Second)
+	t.Logf("remove while an escaped process holds stdout: %s", took.Round(time.Millisecond))
+	waitNoTrace(t, st.PID, 5*time.Second)
+	if !testbin.Alive(d) {
+		t.Log("the escaped daemon did not survive (the test expects it to be out of reach)")
 	}
 }
