@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -225,4 +226,75 @@ func TestDaemonizingUpstreamsHubExits(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAdminToolsOnConnectingServer: hub_update_server, hub_restart_server
+// and hub_remove_server of a server stuck CONNECTING (a stdio child that
+// never answers initialize and ignores stdin EOF and SIGTERM; an HTTP URL
+// that accepts connections and never answers) answer within about a second
+// instead of after the init timeout (update blocked 45 s).
+func TestAdminToolsOnConnectingServer(t *testing.T) {
+	data, dir := t.TempDir(), t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan net.Conn, 16)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held <- c // never answered
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		for len(held) > 0 {
+			(<-held).Close()
+		}
+	})
+	pidFile := filepath.Join(dir, "stdio.pid")
+	for _, args := range [][]string{
+		{"add", "stdio", "--", fixtureBin, "-hang-initialize", "-ignore-sigterm", "-pid-file", pidFile},
+		{"add", "http", "--url", fmt.Sprintf("http://%s/mcp", ln.Addr())},
+	} {
+		if out, code := cli(t, data, args...); code != 0 {
+			t.Fatalf("mcp-hub %v: %d %s", args, code, out)
+		}
+	}
+	a := startAdminHub(t, data, "", nil)
+	pid, err := testbin.ReadPID(pidFile, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	killAtEnd(t, pid)
+	const bound = 3 * time.Second // generous next to the target, 1 s; the init timeout is 30 s
+	within := func(tool, name string, args map[string]any) string {
+		t.Helper()
+		args["name"] = name
+		select {
+		case r := <-a.callAsync(tool, args):
+			if !strings.HasPrefix(r, "ok") {
+				t.Errorf("%s %s: %s", tool, name, r)
+			}
+			t.Logf("%s of the connecting %s server: %s", tool, name, r)
+			return r
+		case <-time.After(bound):
+			t.Fatalf("%s of the connecting %s server did not answer within %s", tool, name, bound)
+			return ""
+		}
+	}
+	for _, name := range []string{"stdio", "http"} {
+		waitFor(t, 10*time.Second, name+" connecting", func() bool {
+			_, sc, _ := a.call("hub_get_server", map[string]any{"name": name})
+			server, _ := sc["server"].(map[string]any)
+			return server["state"] == "CONNECTING"
+		})
+		within("hub_update_server", name, map[string]any{"description": "changed while connecting"})
+		within("hub_restart_server", name, map[string]any{})
+		within("hub_remove_server", name, map[string]any{})
+	}
+	noTrace(t, 5*time.Second, pid)
 }
