@@ -146,10 +146,13 @@ func attribute(fams []*family, st proc.Stat) *family {
 }
 
 // reapOne reaps the zombie child pid, a member of f that started at start.
+// A process whose main thread is a zombie while its other threads still
+// exit cannot be reaped yet (wait4 reports nothing): it stays a member, and
+// the SIGCHLD that comes when it can be brings the reaper back.
 func (f *family) reapOne(pid int, start uint64) {
 	var ws unix.WaitStatus
-	_, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil)
-	if err == nil || errors.Is(err, unix.ECHILD) {
+	wpid, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+	if (err == nil && wpid == pid) || errors.Is(err, unix.ECHILD) {
 		f.mu.Lock()
 		if f.known[pid] == start {
 			delete(f.known, pid)

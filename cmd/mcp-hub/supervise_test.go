@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sys/unix"
 
 	"github.com/mcp-hub/mcp-hub/internal/testbin"
 )
@@ -155,10 +156,17 @@ func TestDaemonizingUpstreamRemoved(t *testing.T) {
 
 // TestDaemonizingUpstreamsHubExits: the hub exits within 10 s of stdin EOF,
 // and of SIGTERM, with its upstreams' daemons running, and leaves not one
-// process behind (none carries its marker, none of the daemons runs).
+// process behind (none carries its marker, none of the daemons runs), not
+// even a zombie: the test is a subreaper meanwhile, so what the hub leaves
+// would be re-parented to it.
 func TestDaemonizingUpstreamsHubExits(t *testing.T) {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) })
 	for _, how := range []string{"stdin EOF", "SIGTERM"} {
 		t.Run(strings.ReplaceAll(how, " ", "_"), func(t *testing.T) {
+			before := append(testbin.Children(os.Getpid()), testbin.Zombies(os.Getpid())...)
 			dir := t.TempDir()
 			var yaml strings.Builder
 			yaml.WriteString("mcpServers:\n")
@@ -223,6 +231,17 @@ func TestDaemonizingUpstreamsHubExits(t *testing.T) {
 			}
 			if alive := testbin.WaitGone(time.Second, append(grandchildren, marked...)...); len(alive) > 0 {
 				t.Errorf("processes left behind: %v", alive)
+			}
+			// The hub was reaped by the test; anything else now a child of
+			// the test came from the hub.
+			time.Sleep(100 * time.Millisecond)
+			for _, p := range append(testbin.Children(os.Getpid()), testbin.Zombies(os.Getpid())...) {
+				if !slices.Contains(before, p) {
+					t.Errorf("process %d (alive: %v) was left by the hub", p, testbin.Alive(p))
+					var ws syscall.WaitStatus
+					_ = syscall.Kill(p, syscall.SIGKILL)
+					_, _ = syscall.Wait4(p, &ws, 0, nil)
+				}
 			}
 		})
 	}
