@@ -219,7 +219,7 @@ func serve(ctx context.Context, e *cmdEnv) int {
 	}
 	defer st.Close()
 	// Kill what hubs that died (SIGKILL, a crash) left behind: the
-	// process groups of their stdio upstreams.
+	// processes of their stdio upstreams (groups, marked daemons).
 	groups := sweep.Open(filepath.Join(filepath.Dir(st.Path()), "process-groups"))
 	if left, err := groups.Sweep(); err != nil {
 		logger.Warn("sweep the process groups of earlier hubs", "err", err)
