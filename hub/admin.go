@@ -550,23 +550,41 @@ func (h *Hub) opAdd(ctx context.Context, who string, args map[string]json.RawMes
 		return adminResult{pendingText(spec, "registered"),
 			map[string]any{"name": spec.Name, "state": "PENDING", "approval": "pending", "tools": []string{}}}, nil
 	}
-	return h.started(ctx, spec.Name, "Registered and approved")
+	return h.started(ctx, spec.Name, "Registered and approved", fullWait)
 }
 
 func pendingText(spec upstream.Spec, what string) string {
 	return fmt.Sprintf("%q is %s but will not run until a person approves exactly what it runs. Ask the user to run this in a terminal:\n\n    mcp-hub approve %s\n\nIt would %s", spec.Name, what, spec.Name, spec.Launch())
 }
 
-// started applies the store to the running upstreams, waits (bounded) for
-// the named one to settle, and reports it.
-func (h *Hub) started(ctx context.Context, name, what string) (adminResult, error) {
+// adminWait bounds how long hub_update_server, hub_restart_server and
+// hub_connect_server (and their REST forms) wait for the upstream's
+// connection attempt before they answer: an upstream that is slow or never
+// answers must not hold the admin call (issue 12). Its tools join the
+// catalog when it is ready; clients hear tools/list_changed.
+const adminWait = 800 * time.Millisecond
+
+// fullWait is the wait for a first start (add, approve): the whole attempt,
+// so the answer can list the tools.
+const fullWait time.Duration = -1
+
+// started applies the store to the running upstreams, waits (at most wait,
+// or the whole attempt with fullWait) for the named one to settle, and
+// reports it.
+func (h *Hub) started(ctx context.Context, name, what string, wait time.Duration) (adminResult, error) {
 	if err := h.reconcile(ctx); err != nil {
 		return adminResult{}, errInternal("apply the change", err)
 	}
 	h.upstreamChanged(name)
-	st := h.waitAttempt(ctx, name)
+	if wait == fullWait {
+		wait = h.mgrOpts.InitTimeout + h.mgrOpts.ListTimeout
+	}
+	st := h.waitAttempt(ctx, name, wait)
 	tools := h.toolsOf(name)
 	text := fmt.Sprintf("%s %q: %s, %d tools", what, name, st.State, len(tools))
+	if st.State == upstream.StateConnecting {
+		text += "; still starting: its tools join the catalog when it is ready (clients get notifications/tools/list_changed); hub_get_server shows its state"
+	}
 	if st.LastError != "" {
 		text += "; last error: " + st.LastError
 	}
@@ -577,14 +595,14 @@ func (h *Hub) started(ctx context.Context, name, what string) (adminResult, erro
 }
 
 // waitAttempt waits until the upstream's current connection attempt is over
-// (or the init timeout passes) and the catalog reflects it.
-func (h *Hub) waitAttempt(ctx context.Context, name string) upstream.Status {
+// (or wait passes) and the catalog reflects it.
+func (h *Hub) waitAttempt(ctx context.Context, name string, wait time.Duration) upstream.Status {
 	u, ok := h.mgr.Get(name)
 	if !ok {
 		return upstream.Status{Name: name, State: upstream.StatePending}
 	}
 	sent := u.CommandsSent() // the command this waits on was sent before
-	deadline := time.Now().Add(h.mgrOpts.InitTimeout + h.mgrOpts.ListTimeout)
+	deadline := time.Now().Add(wait)
 	for {
 		st := u.Status()
 		busy := st.Applied < sent || st.State == upstream.StateConnecting ||
@@ -675,7 +693,7 @@ func (h *Hub) opUpdate(ctx context.Context, who string, args map[string]json.Raw
 		return adminResult{pendingText(spec, "changed"),
 			map[string]any{"name": name, "state": "PENDING", "approval": "pending", "tools": []string{}}}, nil
 	}
-	return h.started(ctx, name, "Updated")
+	return h.started(ctx, name, "Updated", adminWait)
 }
 
 func (h *Hub) configFileName() string {
@@ -744,7 +762,7 @@ func (h *Hub) opLifecycle(ctx context.Context, who, name, verb string) (adminRes
 		return adminResult{fmt.Sprintf("Disconnected %q: %s. Its tools left the catalog until it is connected again.", name, st.State),
 			map[string]any{"name": name, "state": st.State}}, nil
 	}
-	return h.started(ctx, name, strings.ToUpper(verb[:1])+verb[1:]+"ed")
+	return h.started(ctx, name, strings.ToUpper(verb[:1])+verb[1:]+"ed", adminWait)
 }
 
 // opApprove approves a registration's current launch spec. It is offered to
@@ -768,7 +786,7 @@ func (h *Hub) opApprove(ctx context.Context, who, name string) (adminResult, err
 		}
 		_ = h.opts.Store.Audit(ctx, who, "approve", name, map[string]any{"launch": launch})
 	}
-	return h.started(ctx, name, "Approved")
+	return h.started(ctx, name, "Approved", fullWait)
 }
 
 // decision is the outcome of asking for approval.

@@ -137,13 +137,27 @@ func (h *Hub) syncConfig(ctx context.Context, config []ConfigServer) error {
 }
 
 // reconcile makes the running upstreams match the store: approved
-// registrations run (enabled or not), everything else does not.
+// registrations run (enabled or not), everything else does not. It returns
+// once the upstreams it stops are shut down (process trees included); it
+// waits for them, in parallel, after letting go of reconcileMu, so a slow
+// shutdown never holds up a change to another upstream.
 func (h *Hub) reconcile(ctx context.Context) error {
+	stops, err := h.reconcileLocked(ctx)
+	for _, stopped := range stops {
+		<-stopped
+	}
+	return err
+}
+
+// reconcileLocked applies the store under reconcileMu and returns the
+// shutdowns it started.
+func (h *Hub) reconcileLocked(ctx context.Context) ([]<-chan struct{}, error) {
 	h.reconcileMu.Lock()
 	defer h.reconcileMu.Unlock()
+	var stops []<-chan struct{}
 	regs, err := h.opts.Store.List(ctx)
 	if err != nil {
-		return fmt.Errorf("store: %w", err)
+		return stops, fmt.Errorf("store: %w", err)
 	}
 	want := map[string]upstream.Registration{}
 	for _, r := range regs {
@@ -168,8 +182,9 @@ func (h *Hub) reconcile(ctx context.Context) error {
 			continue
 		}
 		if _, ok := want[u.Name()]; !ok {
-			if err := h.mgr.Remove(u.Name()); err == nil {
+			if stopped, err := h.mgr.Stop(u.Name()); err == nil {
 				h.forgetUpstream(u.Name())
+				stops = append(stops, stopped)
 			}
 		}
 	}
@@ -205,7 +220,7 @@ func (h *Hub) reconcile(ctx context.Context) error {
 			_ = h.mgr.SetEnabled(name, r.Enabled)
 		}
 	}
-	return nil
+	return stops, nil
 }
 
 // revoke puts an upstream whose approval no longer holds back to pending.
@@ -281,13 +296,20 @@ func (h *Hub) applyConfig(config []ConfigServer) error {
 	}
 	h.mu.Unlock()
 	var errs []error
+	var stops []<-chan struct{}
 	for name := range old {
 		if _, keep := h.configured[name]; !keep {
-			if err := h.mgr.Remove(name); err == nil {
+			if stopped, err := h.mgr.Stop(name); err == nil {
 				h.forgetUpstream(name)
+				stops = append(stops, stopped)
 			}
 		}
 	}
+	defer func() { // in parallel, once the rest is applied
+		for _, stopped := range stops {
+			<-stopped
+		}
+	}()
 	for _, c := range config {
 		u, ok := h.mgr.Get(c.Spec.Name)
 		if !ok {

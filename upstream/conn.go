@@ -416,11 +416,22 @@ func (c *Conn) fail(err error) {
 }
 
 // Close shuts the connection down (for stdio: stdin closed, grace period,
-// SIGTERM, SIGKILL to the process group) and waits until it is done.
-func (c *Conn) Close() {
+// SIGTERM, SIGKILL to the process group, then every other process the
+// upstream started) and waits until it is done.
+func (c *Conn) Close() { c.shutdown(false) }
+
+// closeNow is Close for a connection whose handshake failed or was abandoned:
+// the upstream gets no grace for an orderly exit.
+func (c *Conn) closeNow() { c.shutdown(true) }
+
+func (c *Conn) shutdown(hurry bool) {
 	c.closeOnce.Do(func() {
 		c.fail(ErrClosed)
-		c.link.close()
+		if hurry {
+			c.link.abort()
+		} else {
+			c.link.close()
+		}
 	})
 	if c.session != nil {
 		_ = c.session.Close()

@@ -100,7 +100,7 @@ func (u *Upstream) dial(ctx context.Context, spec *Spec) (*Conn, error) {
 	cs, err := client.Connect(ictx, sdkTransport{c}, &mcp.ClientSessionOptions{ProtocolVersion: pv})
 	if err != nil {
 		linkErr := c.Err()
-		c.Close()
+		c.closeNow()
 		switch {
 		case linkErr != nil && errors.Is(linkErr, ErrExited):
 			if tail := u.stderr.Tail(); len(tail) > 0 {

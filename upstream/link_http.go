@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/internal/wire"
@@ -94,6 +95,7 @@ type streamLink struct {
 	getReadyOnce sync.Once
 
 	closeOnce sync.Once
+	aborted   atomic.Bool // close without the DELETE that ends the session
 }
 
 // standaloneWait bounds how long a request waits for the standalone stream.
@@ -458,13 +460,20 @@ func (l *streamLink) standalone() {
 	}
 }
 
+// abort closes the link without ending the session with a DELETE: the
+// attempt was abandoned, and the upstream may not answer it either.
+func (l *streamLink) abort() {
+	l.aborted.Store(true)
+	l.close()
+}
+
 func (l *streamLink) close() {
 	l.closeOnce.Do(func() {
 		l.cancel()
 		l.mu.Lock()
 		sid := l.sessionID
 		l.mu.Unlock()
-		if sid != "" {
+		if sid != "" && !l.aborted.Load() {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			req, err := http.NewRequestWithContext(ctx, http.MethodDelete, l.url, nil)
 			if err == nil {
@@ -627,6 +636,8 @@ func (l *sseLink) send(ctx context.Context, msg []byte) error {
 	}
 	return nil
 }
+
+func (l *sseLink) abort() { l.close() }
 
 func (l *sseLink) close() {
 	l.closeOnce.Do(func() {

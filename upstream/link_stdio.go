@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcp-hub/mcp-hub/internal/framing"
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/framing"
+	"github.com/mcp-hub/mcp-hub/internal/proc"
 )
 
 // A link moves raw JSON-RPC messages to and from one upstream. Inbound
@@ -22,6 +26,10 @@ type link interface {
 	// close shuts the link down gracefully and releases everything it owns.
 	// It returns when that is done; it is safe to call more than once.
 	close()
+	// abort is close for a link whose session never started or was
+	// abandoned: no grace for an orderly exit (the process is signalled at
+	// once), so an admin call on an upstream stuck connecting answers fast.
+	abort()
 	// pid is the child's process id, or 0.
 	pid() int
 }
@@ -74,6 +82,7 @@ type stdioLink struct {
 	grace  time.Duration
 	logger *slog.Logger
 	groups ProcessGroups
+	fam    *family // every process of the upstream
 
 	exited  chan struct{} // closed when cmd.Wait returned
 	exitErr error         // set before exited is closed
@@ -87,7 +96,11 @@ var ErrExited = errors.New("upstream process exited")
 
 func startStdio(spec *Spec, opts stdioOptions, s sink) (_ *stdioLink, err error) {
 	cmd := exec.Command(spec.Command, spec.Args...)
-	cmd.Env = opts.Env
+	fam := newFamily()
+	// The marker goes last: a spec cannot set it to another upstream's.
+	cmd.Env = append(slices.DeleteFunc(slices.Clone(opts.Env), func(kv string) bool {
+		return strings.HasPrefix(kv, proc.MarkerVar+"=")
+	}), proc.MarkerVar+"="+fam.tag)
 	cmd.Dir = spec.Cwd
 	setProcessGroup(cmd)
 
@@ -115,10 +128,11 @@ func startStdio(spec *Spec, opts stdioOptions, s sink) (_ *stdioLink, err error)
 		return nil, fmt.Errorf("start %s: %w", spec.Command, err)
 	}
 	closeAll(inR, outW, errW) // the child has its copies
+	fam.started(cmd.Process.Pid)
 
 	l := &stdioLink{
 		cmd: cmd, stdin: inW, stdout: outR, stderr: errR,
-		grace: opts.Grace, logger: opts.Logger, groups: opts.Groups,
+		grace: opts.Grace, logger: opts.Logger, groups: opts.Groups, fam: fam,
 		exited: make(chan struct{}),
 	}
 	if l.groups != nil {
@@ -134,6 +148,7 @@ func startStdio(spec *Spec, opts stdioOptions, s sink) (_ *stdioLink, err error)
 
 	go func() {
 		l.exitErr = cmd.Wait()
+		fam.rootReaped()
 		close(l.exited)
 		s.fail(l.exitError())
 	}()
@@ -199,51 +214,62 @@ func (l *stdioLink) pid() int {
 
 // close follows the MCP stdio shutdown sequence: close the child's stdin,
 // wait the grace period, SIGTERM the process group, wait again, SIGKILL the
-// group. Then it makes sure nothing of the group is left (grandchildren
-// included), reaps the child and stops the readers.
-func (l *stdioLink) close() {
+// group. Then it takes down every other process of the upstream, whatever
+// its session or group (see supervise.go), reaps them, and stops the
+// readers. It holds no lock while it waits, and every wait is bounded.
+func (l *stdioLink) close() { l.shutdown(false) }
+
+func (l *stdioLink) abort() { l.shutdown(true) }
+
+// hurryGrace bounds each wait of an aborted link's shutdown.
+const hurryGrace = 250 * time.Millisecond
+
+// drainWait is how long the readers may drain what the dead processes
+// wrote (their last stderr lines explain a crash) before they are cut off.
+const drainWait = time.Second
+
+func (l *stdioLink) shutdown(hurry bool) {
 	l.closeOnce.Do(func() {
 		pid := l.pid()
+		grace := l.grace
+		if hurry {
+			grace = min(grace, hurryGrace)
+		}
 		l.stdin.Close()
-		if !waitFor(l.exited, l.grace) {
+		if hurry || !waitFor(l.exited, grace) {
 			_ = signalGroup(pid, sigTerm)
-			if !waitFor(l.exited, l.grace) {
+			if !waitFor(l.exited, grace) {
 				_ = signalGroup(pid, sigKill)
-				<-l.exited
-			}
-		}
-		// The child is gone; take down whatever it left in its group.
-		if groupAlive(pid) {
-			_ = signalGroup(pid, sigTerm)
-			deadline := time.Now().Add(l.grace)
-			for groupAlive(pid) && time.Now().Before(deadline) {
-				time.Sleep(20 * time.Millisecond)
-			}
-			if groupAlive(pid) {
-				_ = signalGroup(pid, sigKill)
-			}
-		}
-		if l.groups != nil {
-			for i := 0; groupAlive(pid) && i < 50; i++ {
-				time.Sleep(10 * time.Millisecond) // SIGKILL takes a moment
-			}
-			if !groupAlive(pid) {
-				if err := l.groups.Remove(pid); err != nil {
-					l.logger.Warn("cannot update the register of process groups", "err", err)
+				if !waitFor(l.exited, max(grace, time.Second)) {
+					l.logger.Warn("upstream process still not reaped after SIGKILL", "pid", pid)
 				}
 			}
 		}
-		// Let the readers drain what the dead child wrote (its last stderr
-		// lines explain a crash), then cut them off.
+		// The child is gone; take down whatever it left, wherever it went.
+		clean := l.fam.killRest(grace)
+		l.fam.finish()
+		if !clean {
+			l.logger.Warn("some processes of the upstream could not be stopped")
+		}
+		if l.groups != nil && clean {
+			if err := l.groups.Remove(pid); err != nil {
+				l.logger.Warn("cannot update the register of process groups", "err", err)
+			}
+		}
+		// Let the readers drain what the dead processes wrote, then cut them
+		// off: the pipes are in the runtime poller, so closing our ends wakes
+		// a read even while a process we could not stop holds the other end.
 		drained := make(chan struct{})
 		go func() {
 			l.readers.Wait()
 			close(drained)
 		}()
-		if !waitFor(drained, time.Second) {
+		if !waitFor(drained, drainWait) {
 			l.stdout.Close()
 			l.stderr.Close()
-			<-drained
+			if !waitFor(drained, drainWait) {
+				l.logger.Warn("upstream output readers did not stop")
+			}
 		}
 		l.stdout.Close()
 		l.stderr.Close()

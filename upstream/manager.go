@@ -123,6 +123,8 @@ type Manager struct {
 
 	gen atomic.Uint64 // see Generation
 
+	stopping sync.WaitGroup // upstreams removed and still shutting down
+
 	mu        sync.Mutex // guards following
 	upstreams map[string]*Upstream
 	closed    bool
@@ -189,6 +191,7 @@ func (m *Manager) Add(spec Spec, opts AddOptions) (*Upstream, error) {
 		inflight: make(chan struct{}, pickInt(spec.MaxInFlight, m.opts.MaxInFlight)),
 		cmds:     make(chan command, 4),
 		kick:     make(chan struct{}, 1),
+		abandon:  make(chan struct{}, 1),
 		relist:   make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 		stopped:  make(chan struct{}),
@@ -242,24 +245,43 @@ func (m *Manager) List() []*Upstream {
 }
 
 // Remove stops an upstream (closing its connection, which for stdio takes
-// down its whole process group) and forgets it. It returns when the
+// down every process it started) and forgets it. It returns when the
 // upstream is fully shut down.
 func (m *Manager) Remove(name string) error {
+	stopped, err := m.Stop(name)
+	if err != nil {
+		return err
+	}
+	<-stopped
+	return nil
+}
+
+// Stop forgets an upstream at once and starts shutting it down; the
+// channel is closed when that is done (the shutdown is bounded: see
+// Options.ShutdownGrace). The name is free for a new upstream meanwhile,
+// and Close waits for the shutdown too.
+func (m *Manager) Stop(name string) (<-chan struct{}, error) {
 	m.mu.Lock()
 	u, ok := m.upstreams[name]
 	if ok {
 		m.gen.Add(1)
+		delete(m.upstreams, name)
+		m.stopping.Add(1)
 	}
-	delete(m.upstreams, name)
 	m.mu.Unlock()
 	if !ok {
-		return fmt.Errorf("%w: %s", ErrNotFound, name)
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, name)
 	}
 	close(u.stop)
-	<-u.stopped
-	m.gen.Add(1)
-	m.changed(name)
-	return nil
+	done := make(chan struct{})
+	go func() {
+		defer m.stopping.Done()
+		<-u.stopped
+		m.gen.Add(1)
+		m.changed(name)
+		close(done)
+	}()
+	return done, nil
 }
 
 // Update replaces an upstream's spec. A change that affects how it is
@@ -322,7 +344,8 @@ func (m *Manager) command(name string, c command) error {
 	return nil
 }
 
-// Close stops every upstream in parallel and waits for all of them.
+// Close stops every upstream in parallel and waits for all of them, and
+// for those removed and still shutting down.
 func (m *Manager) Close() {
 	m.mu.Lock()
 	m.closed = true
@@ -335,6 +358,7 @@ func (m *Manager) Close() {
 		wg.Go(func() { <-u.stopped })
 	}
 	wg.Wait()
+	m.stopping.Wait()
 }
 
 func (m *Manager) changed(name string) {

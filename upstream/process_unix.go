@@ -36,3 +36,6 @@ const (
 	sigTerm = syscall.SIGTERM
 	sigKill = syscall.SIGKILL
 )
+
+// signalPID sends sig to the process pid.
+func signalPID(pid int, sig syscall.Signal) error { return syscall.Kill(pid, sig) }

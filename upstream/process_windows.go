@@ -28,3 +28,5 @@ const (
 	sigTerm = syscall.SIGTERM
 	sigKill = syscall.SIGKILL
 )
+
+func signalPID(pid int, sig syscall.Signal) error { return signalGroup(pid, sig) }

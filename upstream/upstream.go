@@ -30,6 +30,7 @@ type Upstream struct {
 	sent    atomic.Uint64 // commands sent on cmds
 	cmdsIn  uint64        // commands received; only the supervisor goroutine uses it
 	kick    chan struct{} // capacity 1: coalesces on-demand connect requests
+	abandon chan struct{} // capacity 1: a command that ends the current attempt was sent
 	relist  chan struct{} // capacity 1: coalesces list_changed bursts
 	stop    chan struct{} // closed to stop the supervisor
 	stopped chan struct{} // closed when the supervisor has exited
@@ -122,8 +123,21 @@ func (u *Upstream) send(c command) {
 	select {
 	case u.cmds <- c:
 	case <-u.stopped:
+		return
+	}
+	switch c {
+	case cmdRestart, cmdDisconnect, cmdDisable:
+		// A connection attempt under way is abandoned: the command decides
+		// what comes next, now rather than when the attempt times out.
+		select {
+		case u.abandon <- struct{}{}:
+		default:
+		}
 	}
 }
+
+// errAbandoned ends an attempt abandoned for a command.
+var errAbandoned = errors.New("connection attempt abandoned for a command")
 
 // CommandsSent returns how many commands were sent to the upstream's
 // supervisor. Once Status().Applied reaches the value read after sending
@@ -334,10 +348,10 @@ func (u *Upstream) run(start State) {
 		u.update(func(s *Status, _ *Inventory) { s.State, s.Settled = start, true })
 	}
 	for {
-		if !wantUp || !retryAt.IsZero() {
+		if !wantUp || !retryAt.IsZero() || len(u.cmds) > 0 {
 			var timer *time.Timer
 			var fire <-chan time.Time
-			if wantUp {
+			if wantUp && !retryAt.IsZero() {
 				timer = time.NewTimer(time.Until(retryAt))
 				fire = timer.C
 			}
@@ -394,6 +408,10 @@ func (u *Upstream) run(start State) {
 		select { // every kick sent so far is answered by this attempt
 		case <-u.kick:
 		default:
+		}
+		if errors.Is(err, errAbandoned) {
+			retryAt = time.Time{} // the queued command decides
+			continue
 		}
 		if err != nil {
 			attempts++
@@ -487,21 +505,41 @@ const (
 
 // attemptOnce makes one connection attempt: gate, spawn slot, dial,
 // initialize, list. On success the connection is live and published.
-func (u *Upstream) attemptOnce() (*Conn, error) {
+//
+// A command that ends the attempt (restart, disconnect, disable) abandons
+// it: the attempt's context is cancelled, what it started is stopped
+// without grace, and it returns errAbandoned, so the command takes effect
+// at once instead of after the init timeout.
+func (u *Upstream) attemptOnce() (_ *Conn, err error) {
+	select { // a signal left by a command already handled
+	case <-u.abandon:
+	default:
+	}
+	if len(u.cmds) > 0 {
+		return nil, errAbandoned // handle the commands first
+	}
 	u.update(func(s *Status, _ *Inventory) {
 		// Every command received so far is in effect once an attempt starts.
 		s.State, s.Manual, s.Idle, s.NextRetry, s.Applied = StateConnecting, false, false, time.Time{}, u.cmdsIn
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	var abandoned atomic.Bool
 	go func() {
 		select {
 		case <-u.stop:
+			cancel()
+		case <-u.abandon:
+			abandoned.Store(true)
 			cancel()
 		case <-ctx.Done():
 		}
 	}()
 	defer func() {
+		if err != nil && abandoned.Load() {
+			err = errAbandoned // not a failure of the upstream's
+			return
+		}
 		u.mu.Lock()
 		u.attempt++
 		u.lastTry = time.Now()
@@ -527,7 +565,11 @@ func (u *Upstream) attemptOnce() (*Conn, error) {
 	inv, err := listInventory(lctx, conn)
 	lcancel()
 	if err != nil {
-		conn.Close()
+		if ctx.Err() != nil {
+			conn.closeNow() // abandoned, or the upstream is being removed
+		} else {
+			conn.Close()
+		}
 		return nil, err
 	}
 	init := conn.InitializeResult()

@@ -29,22 +29,28 @@ mcpServers:
   stubborn:
     command: %[1]s
     args: ["-only", "add", "-ignore-sigterm", "-pid-file", "%[2]s/stubborn.pid"]
+  daemonizing:
+    command: %[1]s
+    args: ["-only", "echo", "-extra", "daemon_tool", "-daemon", "%[2]s/daemon.pid"]
 `, fixtureBin, dir))
 	data := t.TempDir()
 	c := startRaw(t, nil, hubBin, "--config", cfg, "--data-dir", data)
 	c.initialize()
-	if names := withoutHubTools(toolNames(t, c.call("tools/list", "").Result)); !slices.Equal(names, []string{"add", "echo", "pid"}) {
+	if names := withoutHubTools(toolNames(t, c.call("tools/list", "").Result)); !slices.Equal(names, []string{"add", "daemon_tool", "echo", "pid"}) {
 		t.Fatalf("tools %v, want every upstream's", names)
 	}
 	pids := map[string]int{}
-	for _, n := range []string{"plain", "tree", "stubborn", "grandchild"} {
+	for _, n := range []string{"plain", "tree", "stubborn", "grandchild", "daemon"} {
 		pid, err := testbin.ReadPID(filepath.Join(dir, n+".pid"), 5*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
 		pids[n] = pid
 	}
-	t.Cleanup(func() { _ = syscall.Kill(pids["grandchild"], syscall.SIGKILL) })
+	t.Cleanup(func() {
+		_ = syscall.Kill(pids["grandchild"], syscall.SIGKILL)
+		_ = syscall.Kill(pids["daemon"], syscall.SIGKILL)
+	})
 	hub := c.cmd.Process.Pid
 	children := testbin.Children(hub)
 	for _, n := range []string{"plain", "tree", "stubborn"} {
@@ -78,14 +84,17 @@ mcpServers:
 		if alive := testbin.WaitGone(time.Second, pids["grandchild"]); len(alive) == 0 {
 			t.Log("the grandchild died with the hub")
 		}
+		// A daemon that left the group (setsid) is found by the dead hub's
+		// marker in its environment.
 		next := startRaw(t, nil, hubBin, "--config", writeFile(t, "empty.yaml", ""), "--data-dir", data)
 		next.initialize()
-		if alive := testbin.WaitGone(10*time.Second, pids["grandchild"]); len(alive) > 0 {
-			t.Fatalf("grandchild %d outlived the dead hub and the next start", pids["grandchild"])
+		if alive := testbin.WaitGone(10*time.Second, pids["grandchild"], pids["daemon"]); len(alive) > 0 {
+			t.Fatalf("grandchildren %v outlived the dead hub and the next start", alive)
 		}
 		waitFor(t, 5*time.Second, "the sweep in the log", func() bool {
 			return strings.Contains(next.stderr.String(), "killed a process a hub that died left behind") &&
-				strings.Contains(next.stderr.String(), fmt.Sprintf("pid=%d", pids["grandchild"]))
+				strings.Contains(next.stderr.String(), fmt.Sprintf("pid=%d", pids["grandchild"])) &&
+				strings.Contains(next.stderr.String(), fmt.Sprintf("pid=%d", pids["daemon"]))
 		})
 	})
 }

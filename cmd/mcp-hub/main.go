@@ -39,6 +39,12 @@ import (
 )
 
 func main() {
+	// Processes that stdio upstreams start and orphan (daemons) are
+	// re-parented to the hub, which stops and reaps them with their
+	// upstream (Linux; a no-op elsewhere).
+	if err := upstream.Supervise(); err != nil {
+		fmt.Fprintln(os.Stderr, "mcp-hub: cannot supervise the processes of upstreams:", err)
+	}
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ()))
 }
 
@@ -50,8 +56,12 @@ const (
 )
 
 // shutdownLimit bounds shutdown: every upstream is stopped (in parallel)
-// within it.
-const shutdownLimit = 10 * time.Second
+// within it. killMargin before it runs out, whatever is still running of
+// any upstream is SIGKILLed, so the hub exits with nothing left behind.
+const (
+	shutdownLimit = 10 * time.Second
+	killMargin    = 2 * time.Second
+)
 
 // run is main without the process: it parses args, runs the command, and
 // returns the exit code.
@@ -209,7 +219,7 @@ func serve(ctx context.Context, e *cmdEnv) int {
 	}
 	defer st.Close()
 	// Kill what hubs that died (SIGKILL, a crash) left behind: the
-	// process groups of their stdio upstreams.
+	// processes of their stdio upstreams (groups, marked daemons).
 	groups := sweep.Open(filepath.Join(filepath.Dir(st.Path()), "process-groups"))
 	if left, err := groups.Sweep(); err != nil {
 		logger.Warn("sweep the process groups of earlier hubs", "err", err)
@@ -290,7 +300,9 @@ func serve(ctx context.Context, e *cmdEnv) int {
 	return exitOK
 }
 
-// closeWithin closes the hub, giving up after limit.
+// closeWithin closes the hub, giving up after limit. Close stops the
+// upstreams gracefully; killMargin before the limit every process of every
+// upstream still running is killed instead, so none outlives the hub.
 func closeWithin(h *hub.Hub, limit time.Duration, logger *slog.Logger) bool {
 	done := make(chan struct{})
 	go func() {
@@ -300,7 +312,16 @@ func closeWithin(h *hub.Hub, limit time.Duration, logger *slog.Logger) bool {
 	select {
 	case <-done:
 		return true
-	case <-time.After(limit):
+	case <-time.After(max(limit-killMargin, 0)):
+	}
+	if n := upstream.KillAll(); n > 0 {
+		logger.Warn("shutdown running out of time: killed what was left of the upstreams", "processes", n)
+	}
+	select {
+	case <-done:
+		return true
+	case <-time.After(min(killMargin, limit)):
+		upstream.KillAll()
 		logger.Error("shutdown took too long; exiting anyway", "limit", limit)
 		return false
 	}

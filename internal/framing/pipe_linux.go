@@ -14,10 +14,22 @@ const pipeSize = 1 << 20
 
 // GrowPipe raises the capacity of the pipe f is an end of. It does nothing
 // when f is not a pipe or the kernel refuses.
+//
+// It reaches the descriptor through SyscallConn, not f.Fd: Fd puts the file
+// into blocking mode and takes it out of the runtime poller, after which
+// Close no longer wakes a Read or Write in progress and deadlines stop
+// working. A reader of an upstream's stdout would then block for as long as
+// any process (a daemon the upstream started) holds the other end open.
 func GrowPipe(f *os.File) {
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+	rc, err := f.SyscallConn()
+	if err != nil {
 		return
 	}
-	_, _ = unix.FcntlInt(f.Fd(), unix.F_SETPIPE_SZ, pipeSize)
+	_ = rc.Control(func(fd uintptr) {
+		var st unix.Stat_t
+		if err := unix.Fstat(int(fd), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+			return
+		}
+		_, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize)
+	})
 }

@@ -3,12 +3,16 @@
 // power cut) left behind.
 //
 // The parent-death signal takes a stdio upstream down with the hub, but not
-// the processes the upstream started itself (npx → node) when they hold none
-// of the hub's pipes. Every upstream runs in its own process group, so the
-// register records each group with its leader's start time and the hub's own
-// pid and start time. At start a hub kills the groups of registered hubs
-// that no longer run; it never touches a group of a hub that is alive, nor a
-// group whose id the system has given to a newer process since.
+// the processes the upstream started itself (npx → node, a daemon). Every
+// upstream runs in its own process group, so the register records each
+// group with its leader's start time and the hub's own pid and start time.
+// At start a hub kills what is left of the hubs in the register that no
+// longer run, with the notion of "belongs to an upstream" the hub uses to
+// stop one (internal/proc): the members of their groups, every process
+// carrying one of their upstreams' markers whatever its session or group
+// (a daemon that called setsid), and the descendants of those. It never
+// touches a group of a hub that is alive, nor a group whose id the system
+// has given to a newer process since.
 //
 // The register is a small text file shared by every hub on one data
 // directory; updates hold an exclusive lock on a companion lock file.
@@ -25,7 +29,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
+
+	"github.com/mcp-hub/mcp-hub/internal/proc"
 )
 
 // Register records the process groups of one hub process.
@@ -42,7 +47,7 @@ type Register struct {
 // (no /proc), the register is off: it records and sweeps nothing.
 func Open(path string) *Register {
 	pid := os.Getpid()
-	start, err := StartTime(pid)
+	start, err := proc.StartTime(pid)
 	if err != nil {
 		return &Register{off: true}
 	}
@@ -100,10 +105,11 @@ func (r *Register) update(fn func([]entry) []entry) error {
 		return err
 	}
 	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+	unlock, err := lockFile(lock)
+	if err != nil {
 		return fmt.Errorf("lock %s: %w", r.path, err)
 	}
-	defer func() { _ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) }()
+	defer unlock()
 	var entries []entry
 	b, err := os.ReadFile(r.path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -134,7 +140,7 @@ func (r *Register) Add(pid int, name string) error {
 	if r.off {
 		return nil
 	}
-	start, err := StartTime(pid)
+	start, err := proc.StartTime(pid)
 	if err != nil {
 		return err
 	}
@@ -170,18 +176,31 @@ type Leftover struct {
 }
 
 // Sweep kills the processes still in groups that hubs which no longer run
-// started, and forgets those hubs' entries. Entries of this process and of
-// hubs still running stay.
+// started, and those carrying their upstreams' markers, and forgets those
+// hubs' entries. Entries of this process and of hubs still running stay.
 func (r *Register) Sweep() ([]Leftover, error) {
 	var killed []Leftover
 	err := r.update(func(es []entry) []entry {
 		out := es[:0]
+		type hub struct {
+			pid   int
+			start uint64
+		}
+		dead := map[hub][]entry{}
+		var order []hub
 		for _, e := range es {
 			if hubAlive(e.hubPID, e.hubStart) {
 				out = append(out, e)
 				continue
 			}
-			killed = append(killed, killGroup(e)...)
+			h := hub{e.hubPID, e.hubStart}
+			if _, ok := dead[h]; !ok {
+				order = append(order, h)
+			}
+			dead[h] = append(dead[h], e)
+		}
+		for _, h := range order {
+			killed = append(killed, killHub(h.pid, h.start, dead[h])...)
 		}
 		return out
 	})
@@ -190,80 +209,47 @@ func (r *Register) Sweep() ([]Leftover, error) {
 
 // hubAlive reports whether the process pid that started at start runs.
 func hubAlive(pid int, start uint64) bool {
-	s, err := StartTime(pid)
+	s, err := proc.StartTime(pid)
 	return err == nil && s == start
 }
 
-// killGroup kills what is left of a dead hub's process group. When a
-// process with the group's id exists but started at another time, the id
-// was given to a newer process: that group is not the hub's.
-func killGroup(e entry) []Leftover {
-	if s, err := StartTime(e.pgid); err == nil && s != e.leaderStart {
-		return nil
-	}
-	var out []Leftover
-	for _, pid := range groupMembers(e.pgid) {
-		// Members started after the group did; anything older is not
-		// one of ours.
-		if s, err := StartTime(pid); err != nil || s < e.leaderStart {
+// killHub kills what is left of a dead hub's upstreams: the members of the
+// groups it registered, and every process with one of its markers. When a
+// process with a group's id exists but started at another time, the id was
+// given to a newer process: that group is not the hub's.
+func killHub(pid int, start uint64, es []entry) []Leftover {
+	names := map[int]string{}
+	var owners []proc.Owner
+	for _, e := range es {
+		if s, err := proc.StartTime(e.pgid); err == nil && s != e.leaderStart {
 			continue
 		}
-		if syscall.Kill(pid, syscall.SIGKILL) == nil {
-			out = append(out, Leftover{PID: pid, PGID: e.pgid, Upstream: e.name})
-		}
+		// Members started after the group did; anything older is not one
+		// of ours.
+		owners = append(owners, proc.Owner{Group: e.pgid, RootStart: e.leaderStart})
+		names[e.pgid] = e.name
 	}
-	return out
-}
-
-// groupMembers returns the live processes in process group pgid.
-func groupMembers(pgid int) []int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var out []int
-	for _, de := range ents {
-		pid, err := strconv.Atoi(de.Name())
+	owners = append(owners, proc.Owner{TagPrefix: proc.HubPrefix(pid, start), RootStart: start})
+	seen := map[int]bool{}
+	var out []Leftover
+	for _, o := range owners {
+		ms, err := proc.Members(o)
 		if err != nil {
 			continue
 		}
-		f, err := statFields(pid)
-		if err != nil || len(f) < 3 {
-			continue
-		}
-		if f[0] == "Z" {
-			continue // a zombie: already dead
-		}
-		if g, err := strconv.Atoi(f[2]); err == nil && g == pgid {
-			out = append(out, pid)
+		for _, m := range ms {
+			if seen[m.PID] {
+				continue
+			}
+			seen[m.PID] = true
+			if kill(m.PID) == nil {
+				name, ok := names[m.PGID]
+				if !ok {
+					name = "(left its process group)"
+				}
+				out = append(out, Leftover{PID: m.PID, PGID: m.PGID, Upstream: name})
+			}
 		}
 	}
 	return out
-}
-
-// statFields returns the fields of /proc/pid/stat after the command name:
-// state, ppid, pgrp, …
-func statFields(pid int) ([]string, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return nil, err
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 > len(b) {
-		return nil, errors.New("malformed stat")
-	}
-	return strings.Fields(string(b[i+2:])), nil
-}
-
-// StartTime returns when process pid started, in clock ticks since boot
-// (field 22 of /proc/pid/stat): with the pid, it names one process.
-func StartTime(pid int) (uint64, error) {
-	f, err := statFields(pid)
-	if err != nil {
-		return 0, err
-	}
-	if len(f) < 20 {
-		return 0, errors.New("malformed stat")
-	}
-	return strconv.ParseUint(f[19], 10, 64)
 }

@@ -1,3 +1,5 @@
+//go:build unix
+
 package sweep
 
 import (
@@ -5,11 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/proc"
 )
 
 // group starts `sleep` as the leader of a new process group, plus a second
@@ -41,7 +46,7 @@ func deadHub(t *testing.T) (int, uint64) {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	start, err := StartTime(c.Process.Pid)
+	start, err := proc.StartTime(c.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,8 +56,25 @@ func deadHub(t *testing.T) (int, uint64) {
 }
 
 func alive(pid int) bool {
-	f, err := statFields(pid)
-	return err == nil && f[0] != "Z"
+	s, err := proc.ReadStat(pid)
+	return err == nil && !s.Zombie()
+}
+
+// marked starts `sleep` in a session of its own (as a daemon) with the
+// marker value an upstream of a hub gives its processes.
+func marked(t *testing.T, marker string) int {
+	t.Helper()
+	c := exec.Command("sleep", "60")
+	c.Env = append(os.Environ(), proc.MarkerVar+"="+marker)
+	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.Process.Kill()
+		_ = c.Wait()
+	})
+	return c.Process.Pid
 }
 
 func TestSweep(t *testing.T) {
@@ -68,8 +90,13 @@ func TestSweep(t *testing.T) {
 
 	// A group of a hub that died, whose leader died with it.
 	deadLeader, orphan := group(t)
-	deadStart, _ := StartTime(deadLeader)
+	deadStart, _ := proc.StartTime(deadLeader)
 	hubPID, hubStart := deadHub(t)
+	// A daemon of the dead hub's upstream that left the group, and one of
+	// a hub that runs (this process).
+	daemon := marked(t, proc.Marker(hubPID, hubStart, 7))
+	selfStart, _ := proc.StartTime(os.Getpid())
+	livesOn := marked(t, proc.Marker(os.Getpid(), selfStart, 1))
 	// A group of a dead hub whose id now belongs to another process.
 	reused, reusedMember := group(t)
 	lines := []string{
@@ -95,18 +122,24 @@ func TestSweep(t *testing.T) {
 	var killed []int
 	for _, l := range left {
 		killed = append(killed, l.PID)
-		if l.Upstream != "orphaned" {
-			t.Errorf("swept %+v, not from the orphaned group", l)
+		switch {
+		case l.PID == orphan && l.Upstream == "orphaned":
+		case l.PID == daemon && l.Upstream == "(left its process group)":
+		default:
+			t.Errorf("swept %+v", l)
 		}
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for alive(orphan) && time.Now().Before(deadline) {
+	for (alive(orphan) || alive(daemon)) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if alive(orphan) || fmt.Sprint(killed) != fmt.Sprint([]int{orphan}) {
-		t.Errorf("swept %v (orphan %d alive: %v), want exactly the orphan", killed, orphan, alive(orphan))
+	slices.Sort(killed)
+	want := []int{orphan, daemon}
+	slices.Sort(want)
+	if alive(orphan) || alive(daemon) || !slices.Equal(killed, want) {
+		t.Errorf("swept %v (orphan %d alive: %v, daemon %d alive: %v), want exactly those two", killed, orphan, alive(orphan), daemon, alive(daemon))
 	}
-	for _, pid := range []int{ownLeader, ownMember, reused, reusedMember} {
+	for _, pid := range []int{ownLeader, ownMember, reused, reusedMember, livesOn} {
 		if !alive(pid) {
 			t.Errorf("process %d, not a dead hub's, was killed", pid)
 		}

@@ -11,8 +11,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/proc"
 )
 
 // Root returns the module's root directory (where go.mod is).
@@ -57,7 +58,7 @@ func Alive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
-	if err := syscall.Kill(pid, 0); err != nil {
+	if !signalable(pid) {
 		return false
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
@@ -144,4 +145,49 @@ func childrenIf(pid int, keep func(zombie bool) bool) []int {
 		}
 	}
 	return out
+}
+
+// Exists reports whether a process with this pid exists, zombies included:
+// a process that is gone and reaped does not.
+func Exists(pid int) bool {
+	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+	return err == nil
+}
+
+// Parent returns the parent pid of process pid, or 0 when it is gone.
+func Parent(pid int) int {
+	s, err := proc.ReadStat(pid)
+	if err != nil {
+		return 0
+	}
+	return s.PPID
+}
+
+// Marked returns the live processes whose environment carries an upstream
+// marker (internal/proc) that starts with prefix: HubPrefix of a hub
+// process finds every process of every upstream it started.
+func Marked(prefix string) []int {
+	all, err := proc.All()
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, s := range all {
+		if s.Zombie() {
+			continue
+		}
+		if m, ok := proc.MarkerOf(s.PID); ok && strings.HasPrefix(m, prefix) {
+			out = append(out, s.PID)
+		}
+	}
+	return out
+}
+
+// HubPrefix returns the marker prefix of the upstreams of hub process pid.
+func HubPrefix(pid int) (string, error) {
+	start, err := proc.StartTime(pid)
+	if err != nil {
+		return "", err
+	}
+	return proc.HubPrefix(pid, start), nil
 }
