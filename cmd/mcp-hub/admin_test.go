@@ -102,6 +102,27 @@ func (a *adminHub) call(name string, args map[string]any) (text string, structur
 	return text, structured, res.IsError
 }
 
+// settle returns an admin result's structured content once the server it
+// names has connected: admin calls answer CONNECTING after ~800 ms rather
+// than wait on a slow start, which a loaded machine can hit, so a result
+// in that state is completed from hub_get_server when the server connects.
+func (a *adminHub) settle(name string, sc map[string]any) map[string]any {
+	a.t.Helper()
+	if sc == nil || sc["state"] != "CONNECTING" {
+		return sc
+	}
+	waitFor(a.t, 30*time.Second, name+" CONNECTED", func() bool {
+		_, got, _ := a.call("hub_get_server", map[string]any{"name": name})
+		view, _ := got["server"].(map[string]any)
+		if view == nil || view["state"] != "CONNECTED" {
+			return false
+		}
+		sc["state"], sc["tools"] = "CONNECTED", got["tools"]
+		return true
+	})
+	return sc
+}
+
 func (a *adminHub) tools() []string {
 	a.t.Helper()
 	res, err := a.cs.ListTools(context.Background(), nil)
@@ -193,6 +214,7 @@ func TestAdminAddApprovedByElicitation(t *testing.T) {
 		"name": "added", "command": fixtureBin, "args": fixtureArgs(data, "added"),
 		"env": map[string]any{"API_TOKEN": "s3cret-value"}, "description": "added by a test",
 	})
+	sc = a.settle("added", sc)
 	if isErr || sc["state"] != "CONNECTED" || sc["approval"] != "approved" {
 		t.Fatalf("hub_add_server = %q %v", text, sc)
 	}
@@ -523,11 +545,11 @@ func TestAdminConfigEntries(t *testing.T) {
 	}
 	a.waitTool("file_tool", false, 5*time.Second)
 	text, sc, _ = a.call("hub_connect_server", map[string]any{"name": "fromfile"})
-	if sc["state"] != "CONNECTED" {
+	if sc = a.settle("fromfile", sc); sc["state"] != "CONNECTED" {
 		t.Errorf("connect = %q", text)
 	}
 	a.waitTool("file_tool", true, 5*time.Second)
-	if _, sc, _ := a.call("hub_restart_server", map[string]any{"name": "fromfile"}); sc["state"] != "CONNECTED" {
+	if _, sc, _ := a.call("hub_restart_server", map[string]any{"name": "fromfile"}); a.settle("fromfile", sc)["state"] != "CONNECTED" {
 		t.Errorf("restart = %v", sc)
 	}
 }
@@ -538,7 +560,7 @@ func TestAdminUpdate(t *testing.T) {
 	data := t.TempDir()
 	answer := "accept"
 	a := startAdminHub(t, data, "", func(string) string { return answer })
-	if _, sc, _ := a.call("hub_add_server", map[string]any{"name": "up", "command": fixtureBin, "args": fixtureArgs(data, "up")}); sc["state"] != "CONNECTED" {
+	if _, sc, _ := a.call("hub_add_server", map[string]any{"name": "up", "command": fixtureBin, "args": fixtureArgs(data, "up")}); a.settle("up", sc)["state"] != "CONNECTED" {
 		t.Fatalf("add = %v", sc)
 	}
 	pid1, _ := testbin.ReadPID(filepath.Join(data, "up.pid"), 5*time.Second)
@@ -560,7 +582,7 @@ func TestAdminUpdate(t *testing.T) {
 	}
 	answer = "accept"
 	os.Remove(filepath.Join(data, "up.pid"))
-	if text, sc, _ := a.call("hub_update_server", map[string]any{"name": "up", "args": fixtureArgs(data, "up", "-stderr-lines", "1")}); sc["state"] != "CONNECTED" {
+	if text, sc, _ := a.call("hub_update_server", map[string]any{"name": "up", "args": fixtureArgs(data, "up", "-stderr-lines", "1")}); a.settle("up", sc)["state"] != "CONNECTED" {
 		t.Fatalf("approved args update = %q", text)
 	}
 	pid2, err := testbin.ReadPID(filepath.Join(data, "up.pid"), 5*time.Second)
