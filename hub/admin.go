@@ -349,7 +349,7 @@ func (h *Hub) views(ctx context.Context) ([]serverView, error) {
 	for _, r := range regs {
 		add(r.Spec, string(r.Source), string(r.Approval))
 	}
-	return out, nil
+	return h.withBroken(ctx, out)
 }
 
 func (h *Hub) opList(ctx context.Context) (adminResult, error) {
@@ -364,7 +364,10 @@ func (h *Hub) opList(ctx context.Context) (adminResult, error) {
 	for _, v := range vs {
 		fmt.Fprintf(&b, "%s (%s): %s, %d tools", v.Name, v.Transport, v.State, v.Tools)
 		if v.Source != "" {
-			fmt.Fprintf(&b, ", source %s, %s", v.Source, v.Approval)
+			fmt.Fprintf(&b, ", source %s", v.Source)
+		}
+		if v.Approval != "" {
+			fmt.Fprintf(&b, ", %s", v.Approval)
 		}
 		if v.LastError != "" {
 			fmt.Fprintf(&b, "; last error: %s", v.LastError)
@@ -401,6 +404,9 @@ func (h *Hub) opGet(ctx context.Context, name string) (adminResult, error) {
 	} else if h.opts.Store != nil {
 		if r, err := h.opts.Store.Get(ctx, name); err == nil {
 			spec = r.Spec
+		} else if errors.Is(err, upstream.ErrBroken) {
+			return adminResult{fmt.Sprintf("%s: %s\nlast error: %s", view.Name, view.State, view.LastError),
+				map[string]any{"server": view, "tools": []string{}, "stderrTail": []string{}}}, nil
 		}
 	}
 	tools := h.toolsOf(name)
@@ -525,6 +531,8 @@ func (h *Hub) opAdd(ctx context.Context, who string, args map[string]json.RawMes
 	if existing, err := h.opts.Store.Get(ctx, spec.Name); err == nil {
 		return adminResult{}, &adminError{http.StatusConflict, "ALREADY_EXISTS", fmt.Sprintf(
 			"name: an MCP server named %q is already registered (source %s); use hub_update_server to change it", spec.Name, existing.Source)}
+	} else if errors.Is(err, upstream.ErrBroken) {
+		return adminResult{}, &adminError{http.StatusConflict, "ALREADY_EXISTS", fmt.Sprintf("name: %v", err)}
 	}
 	reg := upstream.Registration{
 		Spec: spec, Enabled: boolArg(args, "enabled", true), AutoConnect: boolArg(args, "autoConnect", true),
@@ -637,7 +645,7 @@ func (h *Hub) opUpdate(ctx context.Context, who string, args map[string]json.Raw
 	name := argString(args, "name")
 	cur, err := h.opts.Store.Get(ctx, name)
 	if err != nil {
-		return adminResult{}, errNotFound(name)
+		return adminResult{}, storeGetErr(name, err)
 	}
 	if cur.Source == upstream.SourceConfig {
 		return adminResult{}, h.configManaged(name)
@@ -708,8 +716,11 @@ func (h *Hub) opRemove(ctx context.Context, who, name string) (adminResult, erro
 		return adminResult{}, err
 	}
 	cur, err := h.opts.Store.Get(ctx, name)
+	if b := (upstream.BrokenRegistration{}); errors.As(err, &b) {
+		return h.removeBroken(ctx, who, b)
+	}
 	if err != nil {
-		return adminResult{}, errNotFound(name)
+		return adminResult{}, storeGetErr(name, err)
 	}
 	if cur.Source == upstream.SourceConfig {
 		return adminResult{}, h.configManaged(name)
@@ -732,6 +743,8 @@ func (h *Hub) opLifecycle(ctx context.Context, who, name, verb string) (adminRes
 			if r, err := h.opts.Store.Get(ctx, name); err == nil && !r.Approved() {
 				return adminResult{}, &adminError{http.StatusConflict, "NOT_APPROVED",
 					fmt.Sprintf("%q is %s: %s", name, r.Approval, pendingText(r.Spec, "registered"))}
+			} else if errors.Is(err, upstream.ErrBroken) {
+				return adminResult{}, storeGetErr(name, err)
 			}
 		}
 		return adminResult{}, errNotFound(name)
@@ -774,7 +787,7 @@ func (h *Hub) opApprove(ctx context.Context, who, name string) (adminResult, err
 	}
 	cur, err := h.opts.Store.Get(ctx, name)
 	if err != nil {
-		return adminResult{}, errNotFound(name)
+		return adminResult{}, storeGetErr(name, err)
 	}
 	if !cur.Approved() {
 		launch := cur.Spec.Launch()

@@ -18,7 +18,10 @@ import (
 //	POST   /api/servers/{name}/connect     connect now
 //	POST   /api/servers/{name}/disconnect  disconnect and keep down
 //	POST   /api/servers/{name}/restart     restart now
-//	POST   /api/servers/{name}/approve     approve what it runs
+//	POST   /api/servers/{name}/approve     approve what it runs (always needs the token)
+//
+// Bodies are application/json only (415), and requests a browser marks as
+// cross-origin are refused (403): see checkAPIRequest.
 //
 // Errors are {"error": CODE, "message": …, "server": name, "timestamp": …}.
 func (f *httpFront) adminRoutes(mux *http.ServeMux) {
@@ -60,6 +63,9 @@ func (f *httpFront) adminRoutes(mux *http.ServeMux) {
 		})
 	}
 	mux.HandleFunc("POST /api/servers/{name}/approve", func(w http.ResponseWriter, r *http.Request) {
+		if !f.checkApprover(w, r) {
+			return
+		}
 		res, err := h.opApprove(r.Context(), who, r.PathValue("name"))
 		writeAPI(w, http.StatusOK, r.PathValue("name"), res, err)
 	})

@@ -28,10 +28,14 @@ import (
 // default in its comment.
 type HTTPOptions struct {
 	// Token is the bearer token every request must carry. Empty requires
-	// NoAuth.
+	// NoAuth. With NoAuth it is still required to approve over the admin
+	// API (POST /api/servers/{name}/approve); with NoAuth and no Token,
+	// approval over the API is refused (people approve with mcp-hub
+	// approve).
 	Token string
-	// NoAuth turns the token off (for tools that cannot send headers). Host
-	// and Origin checks stay on.
+	// NoAuth turns the token off for MCP clients and the rest of the API
+	// (for tools that cannot send headers), never for approval. Host and
+	// Origin checks stay on.
 	NoAuth bool
 	// AllowedHosts are Host names accepted besides localhost, 127.0.0.1 and
 	// ::1 (DNS-rebinding protection).
@@ -41,7 +45,9 @@ type HTTPOptions struct {
 	AllowedOrigins []string
 	// MaxBodyBytes caps a request body (16 MiB).
 	MaxBodyBytes int64
-	// MaxSessions caps concurrent client sessions (64); more get 503.
+	// MaxSessions caps concurrent client sessions (64). At the cap, a new
+	// client's session replaces the least recently used idle one (no
+	// request in flight, no open stream); when none is idle it gets 503.
 	MaxSessions int
 	// SessionIdleTimeout closes sessions idle this long (30m).
 	SessionIdleTimeout time.Duration
@@ -121,6 +127,12 @@ func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if msg, ok := f.checkOrigin(r); !ok {
 		rpcHTTPError(w, http.StatusForbidden, msg)
 		return
+	}
+	if strings.HasPrefix(r.URL.Path, "/api/") {
+		if err := f.checkAPIRequest(r); err != nil {
+			writeAPI(w, 0, "", adminResult{}, err)
+			return
+		}
 	}
 	if r.URL.Path != "/healthz" {
 		if msg, ok := f.checkToken(r); !ok {
@@ -207,13 +219,19 @@ func (f *httpFront) checkToken(r *http.Request) (string, bool) {
 	if f.opts.NoAuth {
 		return "", true
 	}
-	auth := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(auth, "Bearer ")
-	if !ok {
+	return f.checkBearer(r)
+}
+
+// checkBearer verifies the Authorization header's bearer token in constant
+// time. The scheme is case-insensitive (RFC 9110, 11.1).
+func (f *httpFront) checkBearer(r *http.Request) (string, bool) {
+	scheme, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	tok = strings.TrimLeft(tok, " ")
+	if !strings.EqualFold(scheme, "Bearer") || tok == "" {
 		return "missing bearer token (Authorization: Bearer <token>)", false
 	}
 	sum := sha256.Sum256([]byte(tok))
-	if subtle.ConstantTimeCompare(sum[:], f.tokenHash[:]) != 1 {
+	if f.opts.Token == "" || subtle.ConstantTimeCompare(sum[:], f.tokenHash[:]) != 1 {
 		return "invalid bearer token", false
 	}
 	return "", true
@@ -261,6 +279,7 @@ type httpSession struct {
 	pending    map[string]*postWait
 	stream     *sseStream // the standalone GET stream (or the legacy stream)
 	backlog    [][]byte   // messages waiting for a stream
+	active     int        // requests being handled (see begin)
 	lastActive time.Time
 	closed     bool
 }
@@ -348,17 +367,28 @@ func (hs *httpSession) send(m outMsg) error {
 
 var errSessionClosed = errors.New("session closed")
 
-// newHTTPSession registers a session, or returns nil when the hub is at its
-// session limit.
+// newHTTPSession registers a session; the caller must call end on it once
+// its first request is handled (or its stream is open). At the session cap
+// the least recently used idle session is closed to make room; when none is
+// idle, it returns errTooManySessions.
 func (f *httpFront) newHTTPSession(ctx context.Context, legacy bool) (*httpSession, error) {
+	hs := &httpSession{front: f, id: rand.Text(), legacy: legacy, pending: map[string]*postWait{}, active: 1, lastActive: time.Now()}
 	f.mu.Lock()
+	var evicted *httpSession
+	var idleFor time.Duration
 	if len(f.sessions) >= f.opts.MaxSessions {
-		f.mu.Unlock()
-		return nil, errTooManySessions
+		if evicted, idleFor = f.evictLocked(); evicted == nil {
+			f.mu.Unlock()
+			return nil, errTooManySessions
+		}
 	}
-	hs := &httpSession{front: f, id: rand.Text(), legacy: legacy, pending: map[string]*postWait{}, lastActive: time.Now()}
 	f.sessions[hs.id] = hs
 	f.mu.Unlock()
+	if evicted != nil {
+		f.logger.Info("session limit reached: closed the least recently used idle session for a new client (it gets 404 and initializes again)",
+			"session", shortID(evicted.id), "idle", idleFor.Round(time.Second), "limit", f.opts.MaxSessions)
+		f.closeSession(evicted, true)
+	}
 	s, err := f.h.newSession(context.WithoutCancel(ctx), hs.id, hs)
 	if err != nil {
 		f.dropSession(hs)
@@ -386,6 +416,12 @@ func (f *httpFront) dropSession(hs *httpSession) {
 	_, was := f.sessions[hs.id]
 	delete(f.sessions, hs.id)
 	f.mu.Unlock()
+	f.closeSession(hs, was)
+}
+
+// closeSession closes a session taken out of the table; counted says it was
+// in the table (and in the session metrics).
+func (f *httpFront) closeSession(hs *httpSession, counted bool) {
 	hs.mu.Lock()
 	hs.closed = true
 	pending := hs.pending
@@ -397,7 +433,7 @@ func (f *httpFront) dropSession(hs *httpSession) {
 	if hs.s != nil {
 		hs.s.close()
 	}
-	if was && hs.s != nil {
+	if counted && hs.s != nil {
 		kind := "streamable"
 		if hs.legacy {
 			kind = "sse"
@@ -430,15 +466,14 @@ func (f *httpFront) janitor() {
 		var idle []*httpSession
 		for _, hs := range f.sessions {
 			hs.mu.Lock()
-			busy := hs.stream != nil || len(hs.pending) > 0
-			if !busy && time.Since(hs.lastActive) > f.opts.SessionIdleTimeout {
+			if hs.idleLocked() && time.Since(hs.lastActive) > f.opts.SessionIdleTimeout {
 				idle = append(idle, hs)
 			}
 			hs.mu.Unlock()
 		}
 		f.mu.Unlock()
 		for _, hs := range idle {
-			f.logger.Info("closing idle session", "session", hs.id)
+			f.logger.Info("closing idle session", "session", shortID(hs.id))
 			f.dropSession(hs)
 		}
 	}
@@ -534,7 +569,7 @@ func (f *httpFront) streamablePost(w http.ResponseWriter, r *http.Request, sid s
 		if hs, err = f.newHTTPSession(r.Context(), false); err != nil {
 			if errors.Is(err, errTooManySessions) {
 				w.Header().Set("Retry-After", "5")
-				rpcHTTPError(w, http.StatusServiceUnavailable, "the hub has too many sessions; try again shortly")
+				rpcHTTPError(w, http.StatusServiceUnavailable, "the hub has too many sessions, all of them busy; try again shortly")
 				return
 			}
 			rpcHTTPError(w, http.StatusInternalServerError, err.Error())
@@ -545,12 +580,12 @@ func (f *httpFront) streamablePost(w http.ResponseWriter, r *http.Request, sid s
 		rpcHTTPError(w, http.StatusBadRequest, "missing Mcp-Session-Id (initialize first)")
 		return
 	default:
-		if hs = f.session(sid); hs == nil || hs.legacy {
+		if hs = f.session(sid); hs == nil || hs.legacy || !hs.begin() {
 			rpcHTTPError(w, http.StatusNotFound, "unknown or expired session")
 			return
 		}
 	}
-	hs.touch()
+	defer hs.end() // newHTTPSession began the first request
 	if !m.IsRequest() {
 		hs.s.handle(body)
 		w.WriteHeader(http.StatusAccepted)
@@ -660,6 +695,11 @@ func (f *httpFront) streamableGet(w http.ResponseWriter, r *http.Request, sid st
 	}
 	st := &sseStream{ch: make(chan []byte, 1024)}
 	hs.mu.Lock()
+	if hs.closed {
+		hs.mu.Unlock()
+		rpcHTTPError(w, http.StatusNotFound, "unknown or expired session")
+		return
+	}
 	if hs.stream != nil {
 		hs.mu.Unlock()
 		rpcHTTPError(w, http.StatusConflict, "this session already has an open event stream")
@@ -732,7 +772,7 @@ func (f *httpFront) serveSSE(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		if errors.Is(err, errTooManySessions) {
 			w.Header().Set("Retry-After", "5")
-			rpcHTTPError(w, http.StatusServiceUnavailable, "the hub has too many sessions; try again shortly")
+			rpcHTTPError(w, http.StatusServiceUnavailable, "the hub has too many sessions, all of them busy; try again shortly")
 			return
 		}
 		rpcHTTPError(w, http.StatusInternalServerError, err.Error())
@@ -741,10 +781,11 @@ func (f *httpFront) serveSSE(w http.ResponseWriter, r *http.Request) {
 	defer f.dropSession(hs)
 	st := &sseStream{ch: make(chan []byte, 4096)}
 	hs.mu.Lock()
-	hs.stream = st
+	hs.stream = st // the session's one stream: it is never idle
 	backlog := hs.backlog
 	hs.backlog = nil
 	hs.mu.Unlock()
+	hs.end()
 	endpoint := "/message?sessionId=" + url.QueryEscape(hs.id)
 	f.pumpStream(w, r, hs, st, backlog, func(w io.Writer) {
 		_, _ = io.WriteString(w, "event: endpoint\ndata: "+endpoint+"\n\n")

@@ -41,8 +41,8 @@ func startHTTPHub(t *testing.T, hopts *HTTPOptions, specs ...upstream.Spec) (*Hu
 	return startHTTPHubOpts(t, &Options{}, hopts, specs...)
 }
 
-// startHTTPHubOpts is startHTTPHub with hub options (its logger, store and
-// store poll are set here).
+// startHTTPHubOpts is startHTTPHub with hub options (its store and store
+// poll are set here, and its logger unless given).
 func startHTTPHubOpts(t *testing.T, opts *Options, hopts *HTTPOptions, specs ...upstream.Spec) (*Hub, *httptest.Server) {
 	t.Helper()
 	st, err := persist.Open(context.Background(), t.TempDir(), nil)
@@ -50,7 +50,9 @@ func startHTTPHubOpts(t *testing.T, opts *Options, hopts *HTTPOptions, specs ...
 		t.Fatal(err)
 	}
 	o := *opts
-	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
 	o.Store, o.StorePoll = testStore{st}, 50*time.Millisecond
 	h, err := New(&o)
 	if err != nil {
@@ -321,8 +323,9 @@ func TestHTTPLimits(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("an endless body kept the request open")
 	}
-	// B9: a flood of concurrent initializes gets at most the cap of
-	// sessions; the rest get 503 with Retry-After.
+	// B9: a flood of concurrent initializes never opens more than the cap
+	// of sessions: each is served (its session replacing an idle one) or
+	// gets 503 with Retry-After (every session busy).
 	const flood = 300
 	codes := make(chan int, flood)
 	var wg sync.WaitGroup
@@ -351,8 +354,8 @@ func TestHTTPLimits(t *testing.T) {
 	for c := range codes {
 		count[c]++
 	}
-	if count[200] != 3 || count[503] != flood-3 {
-		t.Errorf("%d concurrent initializes: status counts %v, want 3×200 and the rest 503 with Retry-After", flood, count)
+	if count[200] < 3 || count[200]+count[503] != flood {
+		t.Errorf("%d concurrent initializes: status counts %v, want at least 3×200 and the rest 503 with Retry-After", flood, count)
 	}
 	if n := h.sessionCount(); n != 3 {
 		t.Errorf("%d sessions open, want the cap of 3", n)
@@ -495,6 +498,9 @@ func TestHTTPManySessions(t *testing.T) {
 func apiDo(t *testing.T, method, url, body string, tok string) (int, map[string]any) {
 	t.Helper()
 	req, _ := http.NewRequest(method, url, bytes.NewReader([]byte(body)))
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	if tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}

@@ -24,6 +24,9 @@ type Store interface {
 	CreateAll(ctx context.Context, rs []upstream.Registration) ([]upstream.Registration, error)
 	Update(ctx context.Context, name string, fn func(*upstream.Registration) error) (upstream.Registration, error)
 	Delete(ctx context.Context, name string) error
+	// Broken lists the stored registrations that cannot be decoded (List
+	// leaves them out); Get of one returns an upstream.BrokenRegistration.
+	Broken(ctx context.Context) ([]upstream.BrokenRegistration, error)
 	SaveInventory(ctx context.Context, name string, inv upstream.Inventory) error
 	Inventories(ctx context.Context) (map[string]upstream.Inventory, error)
 	SaveStatus(ctx context.Context, st upstream.Status) error
@@ -83,6 +86,9 @@ func (h *Hub) Start(ctx context.Context, config []ConfigServer) error {
 // reported (log and audit), never silent.
 func (h *Hub) syncConfig(ctx context.Context, config []ConfigServer) error {
 	st := h.opts.Store
+	if err := h.replaceBroken(ctx, config); err != nil {
+		return err
+	}
 	stored, err := st.List(ctx)
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
@@ -159,6 +165,7 @@ func (h *Hub) reconcileLocked(ctx context.Context) ([]<-chan struct{}, error) {
 	if err != nil {
 		return stops, fmt.Errorf("store: %w", err)
 	}
+	h.warnBroken(ctx)
 	want := map[string]upstream.Registration{}
 	for _, r := range regs {
 		if r.Approval != upstream.ApprovalApproved {

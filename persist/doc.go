@@ -10,7 +10,11 @@
 // [ErrTooNew] and a damaged one with [ErrCorrupt], both without touching it.
 //
 // The package only stores: it does not validate specs beyond what the
-// schema needs, decide approvals or log anything. Secret values never leave
+// schema needs, decide approvals or log anything. A row it cannot decode
+// (invalid JSON in its spec, an unknown transport) is not an error of the
+// whole store: [Store.List] leaves it out, [Store.Broken] lists it with
+// the reason, [Store.Get] returns it as an [upstream.BrokenRegistration]
+// and [Store.Delete] removes it. Secret values never leave
 // it except through [Record.Spec]; use [Record.Redacted] before showing a
 // record.
 //

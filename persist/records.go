@@ -119,6 +119,9 @@ func toRow(r *Record) (upstreamRow, error) {
 	}, nil
 }
 
+// record decodes the row. A row that cannot be decoded (its spec is not
+// valid JSON or not a valid spec, its source or approval is unknown, a
+// timestamp is garbled) yields an [upstream.BrokenRegistration] saying why.
 func (row *upstreamRow) record() (Record, error) {
 	r := Record{
 		ID:           row.ID,
@@ -128,40 +131,84 @@ func (row *upstreamRow) record() (Record, error) {
 		Approval:     Approval(row.Approval),
 		ApprovedHash: row.ApprovedHash,
 	}
-	if err := json.Unmarshal([]byte(row.Config), &r.Spec); err != nil {
-		return Record{}, fmt.Errorf("upstream %q: decode stored spec: %w", row.Name, err)
-	}
-	r.Spec.Name = row.Name // the column is what uniqueness is enforced on
-	var err error
-	if r.CreatedAt, err = parseTime(row.CreatedAt); err != nil {
-		return Record{}, fmt.Errorf("upstream %q: created_at: %w", row.Name, err)
-	}
-	if r.UpdatedAt, err = parseTime(row.UpdatedAt); err != nil {
-		return Record{}, fmt.Errorf("upstream %q: updated_at: %w", row.Name, err)
+	if err := row.decode(&r); err != nil {
+		return Record{}, upstream.BrokenRegistration{ID: row.ID, Name: row.Name, Source: Source(row.Source), Reason: err.Error()}
 	}
 	return r, nil
 }
 
-func notFound(name string) error { return fmt.Errorf("upstream %q: %w", name, ErrNotFound) }
-
-// List returns every registered upstream, ordered by name.
-func (s *Store) List(ctx context.Context) ([]Record, error) {
-	var rows []upstreamRow
-	if err := s.db.SelectContext(ctx, &rows, "SELECT "+upstreamCols+" FROM upstreams ORDER BY name"); err != nil {
-		return nil, fmt.Errorf("list upstreams: %w", err)
-	}
-	recs := make([]Record, 0, len(rows))
-	for i := range rows {
-		r, err := rows[i].record()
-		if err != nil {
-			return nil, err
+func (row *upstreamRow) decode(r *Record) error {
+	if err := json.Unmarshal([]byte(row.Config), &r.Spec); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			return fmt.Errorf("its spec is not valid JSON (%v, at byte %d)", err, syn.Offset)
 		}
-		recs = append(recs, r)
+		return fmt.Errorf("its spec: %w", err)
 	}
-	return recs, nil
+	r.Spec.Name = row.Name // the column is what uniqueness is enforced on
+	switch t := r.Spec.InferTransport(); t {
+	case upstream.TransportStdio, upstream.TransportSSE, upstream.TransportHTTP:
+	case "":
+		return errors.New("its spec has neither a command nor a URL")
+	default:
+		return fmt.Errorf("its spec names an unknown transport %q (want stdio, sse or http)", t)
+	}
+	if err := checkRecord(r); err != nil {
+		return err
+	}
+	var err error
+	if r.CreatedAt, err = parseTime(row.CreatedAt); err != nil {
+		return fmt.Errorf("created_at: %w", err)
+	}
+	if r.UpdatedAt, err = parseTime(row.UpdatedAt); err != nil {
+		return fmt.Errorf("updated_at: %w", err)
+	}
+	return nil
 }
 
-// Get returns the named upstream, or an error wrapping [ErrNotFound].
+func notFound(name string) error { return fmt.Errorf("upstream %q: %w", name, ErrNotFound) }
+
+// List returns every registered upstream that can be decoded, ordered by
+// name. Rows that cannot be decoded are left out: [Store.Broken] lists them.
+func (s *Store) List(ctx context.Context) ([]Record, error) {
+	recs, _, err := s.scan(ctx)
+	return recs, err
+}
+
+// Broken returns the registrations that cannot be decoded, ordered by name:
+// a corrupt row never hides the others, and can still be listed and
+// removed ([Store.Delete]).
+func (s *Store) Broken(ctx context.Context) ([]upstream.BrokenRegistration, error) {
+	_, broken, err := s.scan(ctx)
+	return broken, err
+}
+
+// scan reads every row and sorts them into decoded and broken ones.
+func (s *Store) scan(ctx context.Context) ([]Record, []upstream.BrokenRegistration, error) {
+	var rows []upstreamRow
+	if err := s.db.SelectContext(ctx, &rows, "SELECT "+upstreamCols+" FROM upstreams ORDER BY name"); err != nil {
+		return nil, nil, fmt.Errorf("list upstreams: %w", err)
+	}
+	recs := make([]Record, 0, len(rows))
+	var broken []upstream.BrokenRegistration
+	for i := range rows {
+		r, err := rows[i].record()
+		var b upstream.BrokenRegistration
+		switch {
+		case errors.As(err, &b):
+			broken = append(broken, b)
+		case err != nil:
+			return nil, nil, err
+		default:
+			recs = append(recs, r)
+		}
+	}
+	return recs, broken, nil
+}
+
+// Get returns the named upstream, or an error wrapping [ErrNotFound], or,
+// for a row that cannot be decoded, an [upstream.BrokenRegistration]
+// (wrapping [upstream.ErrBroken]).
 func (s *Store) Get(ctx context.Context, name string) (Record, error) {
 	return getRecord(ctx, s.db, name)
 }

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -53,19 +55,31 @@ func cmdList(ctx context.Context, e *cmdEnv) int {
 			fmt.Fprintln(e.stderr, "mcp-hub:", err)
 			return exitFail
 		}
-		if len(regs) == 0 {
+		broken, err := st.Broken(ctx)
+		if err != nil {
+			fmt.Fprintln(e.stderr, "mcp-hub:", err)
+			return exitFail
+		}
+		if len(regs)+len(broken) == 0 {
 			fmt.Fprintln(e.stdout, "No upstreams are registered. Add one with: mcp-hub add NAME -- COMMAND [ARGS...]")
 			return exitOK
 		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tTRANSPORT\tSOURCE\tAPPROVAL\tENABLED\tRUNS")
+		lines := map[string]string{}
 		for _, r := range regs {
 			approval := string(r.Approval)
 			if r.Approval == upstream.ApprovalApproved && !r.Approved() {
 				approval = "changed (needs approval)"
 			}
 			launch := strings.ReplaceAll(r.Spec.Launch().String(), "\n", "; ")
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\n", r.Spec.Name, r.Spec.InferTransport(), r.Source, approval, r.Enabled, launch)
+			lines[r.Spec.Name] = fmt.Sprintf("%s\t%s\t%s\t%s\t%v\t%s\n", r.Spec.Name, r.Spec.InferTransport(), r.Source, approval, r.Enabled, launch)
+		}
+		for _, b := range broken {
+			lines[b.Name] = fmt.Sprintf("%s\tunknown\t%s\tFAILED\t-\tnothing: %s; %s\n", b.Name, b.Source, strings.ReplaceAll(brokenWhy(b), "\n", " "), brokenFix(b.Name))
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tTRANSPORT\tSOURCE\tAPPROVAL\tENABLED\tRUNS")
+		for _, name := range slices.Sorted(maps.Keys(lines)) {
+			fmt.Fprint(tw, lines[name])
 		}
 		tw.Flush()
 		return exitOK
@@ -84,8 +98,15 @@ func cmdStatus(ctx context.Context, e *cmdEnv) int {
 			fmt.Fprintln(e.stderr, "mcp-hub:", err)
 			return exitFail
 		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tSTATE\tTOOLS\tAPPROVAL\tLAST ERROR\tREPORTED")
+		broken, err := st.Broken(ctx)
+		if err != nil {
+			fmt.Fprintln(e.stderr, "mcp-hub:", err)
+			return exitFail
+		}
+		lines := map[string]string{}
+		for _, b := range broken {
+			lines[b.Name] = fmt.Sprintf("%s\t%s\t-\t-\t%s\t-\n", b.Name, upstream.StateFailed, oneLine(brokenWhy(b)))
+		}
 		for _, r := range regs {
 			state, tools, lastErr, reported := "-", "-", "", "never (no hub has run it)"
 			if s, ok := stats[r.Spec.Name]; ok {
@@ -99,7 +120,12 @@ func cmdStatus(ctx context.Context, e *cmdEnv) int {
 				state = string(upstream.StatePending)
 				lastErr = "awaiting approval: mcp-hub approve " + r.Spec.Name
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Spec.Name, state, tools, r.Approval, oneLine(lastErr), reported)
+			lines[r.Spec.Name] = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\n", r.Spec.Name, state, tools, r.Approval, oneLine(lastErr), reported)
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tSTATE\tTOOLS\tAPPROVAL\tLAST ERROR\tREPORTED")
+		for _, name := range slices.Sorted(maps.Keys(lines)) {
+			fmt.Fprint(tw, lines[name])
 		}
 		tw.Flush()
 		return exitOK
@@ -181,8 +207,11 @@ func cmdRemove(ctx context.Context, e *cmdEnv) int {
 	return withStore(ctx, e, "NAME [flags]", 1, 1, nil, func(st *persist.Store, cfg *Config, args []string) int {
 		name := args[0]
 		r, err := st.Get(ctx, name)
+		if b := (upstream.BrokenRegistration{}); errors.As(err, &b) {
+			return removeBroken(ctx, e, st, b)
+		}
 		if err != nil {
-			fmt.Fprintf(e.stderr, "mcp-hub remove: no upstream named %q is registered\n", name)
+			lookupFailed(e.stderr, "remove", name, err)
 			return exitFail
 		}
 		if r.Source == upstream.SourceConfig {
@@ -213,7 +242,7 @@ func cmdApprove(ctx context.Context, e *cmdEnv) int {
 		name := args[0]
 		r, err := st.Get(ctx, name)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "mcp-hub approve: no upstream named %q is registered\n", name)
+			lookupFailed(e.stderr, "approve", name, err)
 			return exitFail
 		}
 		if r.Approved() {
@@ -262,7 +291,7 @@ func cmdReject(ctx context.Context, e *cmdEnv) int {
 		name := args[0]
 		r, err := st.Get(ctx, name)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "mcp-hub reject: no upstream named %q is registered\n", name)
+			lookupFailed(e.stderr, "reject", name, err)
 			return exitFail
 		}
 		if r.Source == upstream.SourceConfig {

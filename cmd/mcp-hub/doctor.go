@@ -127,6 +127,12 @@ const stderrLines = 10
 func diagnose(r *probeResult, p *probe, cfg *Config) doctorRow {
 	spec := r.Spec
 	row := doctorRow{Name: spec.Name, Source: r.Source, Init: "-", Protocol: "-", Tools: "-", Prompts: "-", Resources: "-"}
+	if r.Broken != "" {
+		row.Status, row.Runs = doctorFailed, "nothing"
+		row.Errors = append(row.Errors, r.Broken)
+		row.Hints = append(row.Hints, brokenFix(spec.Name)+"; the hub runs the other upstreams meanwhile")
+		return row
+	}
 	stdio := spec.InferTransport() == upstream.TransportStdio
 	var lookErr error
 	if stdio {

@@ -52,6 +52,11 @@ func cmdExport(ctx context.Context, e *cmdEnv) int {
 			fmt.Fprintln(e.stderr, "mcp-hub export:", err)
 			return exitFail
 		}
+		if broken, err := st.Broken(ctx); err == nil {
+			for _, b := range broken {
+				fmt.Fprintf(e.stderr, "mcp-hub export: left out %q: %s\n", b.Name, brokenWhy(b))
+			}
+		}
 		var out []upstream.Registration
 		for _, r := range regs {
 			if !r.Approved() {

@@ -56,7 +56,16 @@ func httpSetup(cfg *Config, stderr io.Writer, logger *slog.Logger) (net.Listener
 		opts.AllowedHosts = append(opts.AllowedHosts, host)
 	}
 	if cfg.HTTPNoAuth {
-		logger.Warn("HTTP authentication is OFF (--http-no-auth): any local process can use the hub; Host and Origin checks stay on")
+		// No-auth covers MCP clients, not approval: approving over the
+		// REST API still needs a token, and without one it is refused.
+		if opts.Token, err = noAuthToken(cfg); err != nil {
+			return nil, nil, err
+		}
+		approval := "approving over the REST API still needs the bearer token"
+		if opts.Token == "" {
+			approval = "approving over the REST API is off (no token configured): approve with mcp-hub approve NAME"
+		}
+		logger.Warn("HTTP authentication is OFF (--http-no-auth): any local process can use the hub; Host and Origin checks stay on; " + approval)
 	} else {
 		if opts.Token, err = httpToken(cfg, stderr); err != nil {
 			return nil, nil, err
@@ -82,15 +91,11 @@ func httpToken(cfg *Config, stderr io.Writer) (string, error) {
 		}
 		return tok, nil
 	}
-	dir := cfg.DataDir
-	if dir == "" {
-		d, err := persist.DefaultDir()
-		if err != nil {
-			return "", err
-		}
-		dir = d
+	path, err := tokenPath(cfg)
+	if err != nil {
+		return "", err
 	}
-	path := filepath.Join(dir, tokenFile)
+	dir := filepath.Dir(path)
 	b, err := os.ReadFile(path)
 	if err == nil {
 		if tok := strings.TrimSpace(string(b)); tok != "" {
@@ -123,6 +128,40 @@ func httpToken(cfg *Config, stderr io.Writer) (string, error) {
 	}
 	fmt.Fprintf(stderr, "mcp-hub: generated the HTTP bearer token (kept in %s, mode 0600):\n\n    %s\n\nClients send it as: Authorization: Bearer <token>\n\n", path, tok)
 	return tok, nil
+}
+
+// tokenPath is <data dir>/http-token.
+func tokenPath(cfg *Config) (string, error) {
+	dir := cfg.DataDir
+	if dir == "" {
+		d, err := persist.DefaultDir()
+		if err != nil {
+			return "", err
+		}
+		dir = d
+	}
+	return filepath.Join(dir, tokenFile), nil
+}
+
+// noAuthToken is the token approval over the REST API needs with
+// --http-no-auth: http.token, else the one in <data dir>/http-token when a
+// hub generated it before; "" when there is none (none is generated).
+func noAuthToken(cfg *Config) (string, error) {
+	if cfg.HTTPToken != "" {
+		return httpToken(cfg, io.Discard)
+	}
+	path, err := tokenPath(cfg)
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	return strings.TrimSpace(string(b)), nil
 }
 
 // serveHTTP runs the HTTP server until ctx ends, then shuts it down.

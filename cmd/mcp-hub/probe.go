@@ -35,6 +35,9 @@ type probeTarget struct {
 	// Stored is set for store registrations: their approval is checked
 	// again right before they start.
 	Stored bool
+	// Broken says why a stored registration cannot be decoded ("" when it
+	// can); such a target is never run (NotRun says so too).
+	Broken string
 }
 
 // probeTargets lists the upstreams of the config file and the store, sorted
@@ -73,6 +76,16 @@ func probeTargets(ctx context.Context, cfg *Config, st *persist.Store) ([]probeT
 			t.NotRun = "disabled"
 		}
 		out = append(out, t)
+	}
+	broken, err := st.Broken(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range broken {
+		if !inFile[b.Name] { // else the file's entry replaces it when a hub starts
+			out = append(out, probeTarget{Spec: upstream.Spec{Name: b.Name}, Source: string(b.Source), Stored: true,
+				NotRun: brokenWhy(b) + "; " + brokenFix(b.Name), Broken: brokenWhy(b)})
+		}
 	}
 	slices.SortFunc(out, func(a, b probeTarget) int { return strings.Compare(a.Spec.Name, b.Spec.Name) })
 	return out, nil

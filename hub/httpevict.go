@@ -1,0 +1,79 @@
+package hub
+
+import "time"
+
+// The session table's cap is kept by eviction: a new client's session
+// replaces the least recently used idle one (no request being handled or
+// waiting for its response, no open stream), so idle sessions that never
+// said goodbye cannot lock new clients out. Only when every session is busy
+// does a new client get 503.
+
+// begin marks a request of the client as being handled, so that the session
+// is not idle (and cannot be evicted) until end. It reports false when the
+// session is closed: the client must initialize again.
+func (hs *httpSession) begin() bool {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.closed {
+		return false
+	}
+	hs.active++
+	hs.lastActive = time.Now()
+	return true
+}
+
+// end undoes begin.
+func (hs *httpSession) end() {
+	hs.mu.Lock()
+	hs.active--
+	hs.lastActive = time.Now()
+	hs.mu.Unlock()
+}
+
+// idleLocked reports whether nothing of the session is going on: no request
+// being handled or waiting for its response, no open stream. hs.mu is held.
+func (hs *httpSession) idleLocked() bool {
+	return hs.active == 0 && len(hs.pending) == 0 && hs.stream == nil
+}
+
+// shortID is a session id shortened for logs: enough to tell sessions
+// apart, not enough to use one.
+func shortID(id string) string {
+	if len(id) <= 8 {
+		return id
+	}
+	return id[:8] + "…"
+}
+
+// evictLocked picks the least recently used idle session, marks it closed
+// (so no request can start on it any more) and takes it out of the table;
+// the caller closes it. It returns nil when no session is idle. f.mu is
+// held.
+func (f *httpFront) evictLocked() (*httpSession, time.Duration) {
+	// A request may begin on the chosen session between the scan and the
+	// claim (begin takes only the session's lock): then choose again.
+	for range 3 {
+		var lru *httpSession
+		var lruAt time.Time
+		for _, hs := range f.sessions {
+			hs.mu.Lock()
+			if !hs.closed && hs.idleLocked() && (lru == nil || hs.lastActive.Before(lruAt)) {
+				lru, lruAt = hs, hs.lastActive
+			}
+			hs.mu.Unlock()
+		}
+		if lru == nil {
+			return nil, 0
+		}
+		lru.mu.Lock()
+		if !lru.closed && lru.idleLocked() {
+			lru.closed = true
+			idle := time.Since(lru.lastActive)
+			lru.mu.Unlock()
+			delete(f.sessions, lru.id)
+			return lru, idle
+		}
+		lru.mu.Unlock()
+	}
+	return nil, 0
+}
