@@ -69,8 +69,11 @@ func (r Registration) ApprovalState() string {
 }
 
 // Redacted returns a copy of r whose secret values (env and header values,
-// URL query values) are masked; see [Spec.Redacted].
+// URL query values) are masked; see [Spec.Redacted]. The approved
+// fingerprint, a hash of those values, is dropped: the copy is for showing,
+// not for checking approval.
 func (r Registration) Redacted() Registration {
 	r.Spec = r.Spec.Redacted()
+	r.ApprovedHash = ""
 	return r
 }
