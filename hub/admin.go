@@ -440,8 +440,16 @@ func (h *Hub) opGet(ctx context.Context, name string) (adminResult, error) {
 	return adminResult{text, map[string]any{"server": view, "config": red, "tools": orEmptySlice(tools), "stderrTail": orEmptySlice(tail), "review": review}}, nil
 }
 
-// indentLines indents every line of s by four spaces.
-func indentLines(s string) string { return "    " + strings.ReplaceAll(s, "\n", "\n    ") }
+// indentLines indents every line of s but the empty ones by four spaces.
+func indentLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = "    " + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}
 
 // specFromArgs applies registration arguments to base.
 func specFromArgs(base upstream.Spec, args map[string]json.RawMessage) upstream.Spec {

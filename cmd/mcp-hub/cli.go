@@ -281,7 +281,16 @@ func cmdApprove(ctx context.Context, e *cmdEnv) int {
 	})
 }
 
-func indent(s string) string { return "    " + strings.ReplaceAll(s, "\n", "\n    ") }
+// indent indents every line of s but the empty ones by four spaces.
+func indent(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = "    " + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}
 
 func cmdReject(ctx context.Context, e *cmdEnv) int {
 	return withStore(ctx, e, "NAME [flags]", 1, 1, nil, func(st *persist.Store, cfg *Config, args []string) int {
