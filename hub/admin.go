@@ -408,20 +408,26 @@ func (h *Hub) opGet(ctx context.Context, name string) (adminResult, error) {
 	view := vs[i]
 	var spec upstream.Spec
 	var tail []string
-	if u, ok := h.mgr.Get(name); ok {
-		spec, tail = u.Spec(), u.StderrTail()
-	} else if h.opts.Store != nil {
+	// review is what approving it would cover, for a registration that
+	// waits for a person: the approval prompt's text.
+	var review string
+	if h.opts.Store != nil {
 		if r, err := h.opts.Store.Get(ctx, name); err == nil {
 			spec = r.Spec
+			if !r.Approved() {
+				review = r.Spec.Review()
+			}
 		} else if errors.Is(err, upstream.ErrBroken) {
 			return adminResult{fmt.Sprintf("%s: %s\nlast error: %s", view.Name, view.State, view.LastError),
 				map[string]any{"server": view, "tools": []string{}, "stderrTail": []string{}}}, nil
 		}
 	}
+	if u, ok := h.mgr.Get(name); ok {
+		spec, tail = u.Spec(), u.StderrTail()
+	}
 	tools := h.toolsOf(name)
 	red := spec.Redacted()
 	cfg, _ := json.MarshalIndent(red, "", "  ")
-	review := spec.Review()
 	text := fmt.Sprintf("%s: %s, %d tools\nconfiguration (secret values masked):\n%s\nlaunch spec: %s\ntools: %s",
 		view.Name, view.State, view.Tools, cfg, spec.Launch(), strings.Join(tools, ", "))
 	if view.Approval != "" {
@@ -429,7 +435,11 @@ func (h *Hub) opGet(ctx context.Context, name string) (adminResult, error) {
 		if view.ApprovalNote != "" {
 			text += " (" + view.ApprovalNote + ")"
 		}
-		text += "\nwhat an approval covers:\n" + indentLines(review)
+	}
+	data := map[string]any{"server": view, "config": red, "tools": orEmptySlice(tools), "stderrTail": orEmptySlice(tail)}
+	if review != "" {
+		text += "\napproving it lets it:\n" + indentLines(review)
+		data["review"] = review
 	}
 	if view.LastError != "" {
 		text += "\nlast error: " + view.LastError
@@ -437,7 +447,7 @@ func (h *Hub) opGet(ctx context.Context, name string) (adminResult, error) {
 	if len(tail) > 0 {
 		text += "\nlast stderr lines:\n  " + strings.Join(tail, "\n  ")
 	}
-	return adminResult{text, map[string]any{"server": view, "config": red, "tools": orEmptySlice(tools), "stderrTail": orEmptySlice(tail), "review": review}}, nil
+	return adminResult{text, data}, nil
 }
 
 // indentLines indents every line of s but the empty ones by four spaces.
