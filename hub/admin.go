@@ -62,6 +62,10 @@ func errInternal(what string, err error) error {
 	return &adminError{http.StatusInternalServerError, "INTERNAL", what + ": " + err.Error()}
 }
 
+// errChangedMeanwhile aborts an approval of a spec that changed after it was
+// read.
+var errChangedMeanwhile = errors.New("changed meanwhile")
+
 var (
 	errRateLimited = &adminError{http.StatusTooManyRequests, "RATE_LIMITED",
 		"too many changes: admin changes are limited to 10 at once, then one every 2 seconds; try again shortly"}
@@ -154,7 +158,7 @@ func (h *Hub) adminTools() []adminTool {
 				return h.opAdd(ctx, actor(req), args, h.elicitApprover(req))
 			}},
 		{tool: &mcp.Tool{Name: "hub_update_server",
-			Description: "Change a registered MCP server. Only the fields given change. A change to what it runs (command, args, env names, cwd, URL, header names) needs a person's approval again.",
+			Description: "Change a registered MCP server. Only the fields given change. A change to what it runs or sends (command, args, cwd, env names and values, URL with its query, headers and their values) needs a person's approval again.",
 			InputSchema: objectSchema(withSpec, "name")},
 			handle: func(ctx context.Context, req *mcp.CallToolRequest, args map[string]json.RawMessage) (adminResult, error) {
 				return h.opUpdate(ctx, actor(req), args, h.elicitApprover(req))
@@ -304,15 +308,17 @@ func actor(req *mcp.CallToolRequest) string {
 
 // serverView is what the admin tools report about one upstream.
 type serverView struct {
-	Name        string   `json:"name"`
-	Transport   string   `json:"transport"`
-	State       string   `json:"state"`
-	Tools       int      `json:"tools"`
-	LastError   string   `json:"lastError,omitempty"`
-	Source      string   `json:"source,omitempty"`
-	Approval    string   `json:"approval,omitempty"`
-	Description string   `json:"description,omitempty"`
-	Shadowed    []string `json:"shadowed,omitempty"` // tools lost to collisions
+	Name      string `json:"name"`
+	Transport string `json:"transport"`
+	State     string `json:"state"`
+	Tools     int    `json:"tools"`
+	LastError string `json:"lastError,omitempty"`
+	Source    string `json:"source,omitempty"`
+	Approval  string `json:"approval,omitempty"`
+	// ApprovalNote says why the hub took an approval back.
+	ApprovalNote string   `json:"approvalNote,omitempty"`
+	Description  string   `json:"description,omitempty"`
+	Shadowed     []string `json:"shadowed,omitempty"` // tools lost to collisions
 }
 
 // views returns every registered upstream (the store's, or the manager's
@@ -325,9 +331,9 @@ func (h *Hub) views(ctx context.Context) ([]serverView, error) {
 		}
 	}
 	var out []serverView
-	add := func(spec upstream.Spec, source, approval string) {
+	add := func(spec upstream.Spec, source, approval, note string) {
 		v := serverView{Name: spec.Name, Transport: string(spec.InferTransport()), Source: source, Approval: approval,
-			Description: spec.Description, Shadowed: shadowed[spec.Name], State: string(upstream.StatePending)}
+			ApprovalNote: note, Description: spec.Description, Shadowed: shadowed[spec.Name], State: string(upstream.StatePending)}
 		if u, ok := h.mgr.Get(spec.Name); ok {
 			st := u.Status()
 			v.State, v.Tools, v.LastError = string(st.State), st.Tools, st.LastError
@@ -338,7 +344,7 @@ func (h *Hub) views(ctx context.Context) ([]serverView, error) {
 	}
 	if h.opts.Store == nil {
 		for _, u := range h.mgr.List() {
-			add(u.Spec(), "", "")
+			add(u.Spec(), "", "", "")
 		}
 		return out, nil
 	}
@@ -347,7 +353,7 @@ func (h *Hub) views(ctx context.Context) ([]serverView, error) {
 		return nil, err
 	}
 	for _, r := range regs {
-		add(r.Spec, string(r.Source), string(r.Approval))
+		add(r.Spec, string(r.Source), string(r.Approval), r.ApprovalNote)
 	}
 	return h.withBroken(ctx, out)
 }
@@ -368,6 +374,9 @@ func (h *Hub) opList(ctx context.Context) (adminResult, error) {
 		}
 		if v.Approval != "" {
 			fmt.Fprintf(&b, ", %s", v.Approval)
+			if v.ApprovalNote != "" {
+				fmt.Fprintf(&b, " (%s)", v.ApprovalNote)
+			}
 		}
 		if v.LastError != "" {
 			fmt.Fprintf(&b, "; last error: %s", v.LastError)
@@ -399,28 +408,57 @@ func (h *Hub) opGet(ctx context.Context, name string) (adminResult, error) {
 	view := vs[i]
 	var spec upstream.Spec
 	var tail []string
-	if u, ok := h.mgr.Get(name); ok {
-		spec, tail = u.Spec(), u.StderrTail()
-	} else if h.opts.Store != nil {
+	// review is what approving it would cover, for a registration that
+	// waits for a person: the approval prompt's text.
+	var review string
+	if h.opts.Store != nil {
 		if r, err := h.opts.Store.Get(ctx, name); err == nil {
 			spec = r.Spec
+			if !r.Approved() {
+				review = r.Spec.Review()
+			}
 		} else if errors.Is(err, upstream.ErrBroken) {
 			return adminResult{fmt.Sprintf("%s: %s\nlast error: %s", view.Name, view.State, view.LastError),
 				map[string]any{"server": view, "tools": []string{}, "stderrTail": []string{}}}, nil
 		}
+	}
+	if u, ok := h.mgr.Get(name); ok {
+		spec, tail = u.Spec(), u.StderrTail()
 	}
 	tools := h.toolsOf(name)
 	red := spec.Redacted()
 	cfg, _ := json.MarshalIndent(red, "", "  ")
 	text := fmt.Sprintf("%s: %s, %d tools\nconfiguration (secret values masked):\n%s\nlaunch spec: %s\ntools: %s",
 		view.Name, view.State, view.Tools, cfg, spec.Launch(), strings.Join(tools, ", "))
+	if view.Approval != "" {
+		text += "\napproval: " + view.Approval
+		if view.ApprovalNote != "" {
+			text += " (" + view.ApprovalNote + ")"
+		}
+	}
+	data := map[string]any{"server": view, "config": red, "tools": orEmptySlice(tools), "stderrTail": orEmptySlice(tail)}
+	if review != "" {
+		text += "\napproving it lets it:\n" + indentLines(review)
+		data["review"] = review
+	}
 	if view.LastError != "" {
 		text += "\nlast error: " + view.LastError
 	}
 	if len(tail) > 0 {
 		text += "\nlast stderr lines:\n  " + strings.Join(tail, "\n  ")
 	}
-	return adminResult{text, map[string]any{"server": view, "config": red, "tools": orEmptySlice(tools), "stderrTail": orEmptySlice(tail)}}, nil
+	return adminResult{text, data}, nil
+}
+
+// indentLines indents every line of s but the empty ones by four spaces.
+func indentLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = "    " + l
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // specFromArgs applies registration arguments to base.
@@ -548,7 +586,7 @@ func (h *Hub) opAdd(ctx context.Context, who string, args map[string]json.RawMes
 		return adminResult{fmt.Sprintf("The person declined to run %q. Nothing was registered.", spec.Name),
 			map[string]any{"name": spec.Name, "approval": "declined", "stored": false}}, nil
 	case approved:
-		reg.Approval, reg.ApprovedHash = upstream.ApprovalApproved, spec.Launch().Hash()
+		reg.Approve()
 	}
 	if _, err := h.opts.Store.Create(ctx, reg); err != nil {
 		return adminResult{}, errInternal("cannot store the registration", err)
@@ -556,13 +594,15 @@ func (h *Hub) opAdd(ctx context.Context, who string, args map[string]json.RawMes
 	_ = h.opts.Store.Audit(ctx, who, "add", spec.Name, auditDetail(spec))
 	if reg.Approval != upstream.ApprovalApproved {
 		return adminResult{pendingText(spec, "registered"),
-			map[string]any{"name": spec.Name, "state": "PENDING", "approval": "pending", "tools": []string{}}}, nil
+			map[string]any{"name": spec.Name, "state": "PENDING", "approval": "pending", "tools": []string{}, "review": spec.Review()}}, nil
 	}
 	return h.started(ctx, spec.Name, "Registered and approved", fullWait)
 }
 
+// pendingText tells the model (or the REST caller) that a person must
+// approve, and shows what the approval would cover.
 func pendingText(spec upstream.Spec, what string) string {
-	return fmt.Sprintf("%q is %s but will not run until a person approves exactly what it runs. Ask the user to run this in a terminal:\n\n    mcp-hub approve %s\n\nIt would %s", spec.Name, what, spec.Name, spec.Launch())
+	return fmt.Sprintf("%q is %s but will not run until a person approves exactly what it runs. Ask the user to run this in a terminal:\n\n    mcp-hub approve %s\n\nApproving lets it:\n\n%s", spec.Name, what, spec.Name, indentLines(spec.Review()))
 }
 
 // adminWait bounds how long hub_update_server, hub_restart_server and
@@ -665,7 +705,7 @@ func (h *Hub) opUpdate(ctx context.Context, who string, args map[string]json.Raw
 	if err := validateSpec(&spec); err != nil {
 		return adminResult{}, err
 	}
-	relaunch := spec.Launch().Hash() != cur.Spec.Launch().Hash()
+	relaunch := spec.Fingerprint() != cur.Spec.Fingerprint()
 	approval, hash := cur.Approval, cur.ApprovedHash
 	if relaunch {
 		d, err := ask(ctx, spec, "change")
@@ -678,7 +718,7 @@ func (h *Hub) opUpdate(ctx context.Context, who string, args map[string]json.Raw
 			return adminResult{fmt.Sprintf("The person declined the change to %q. Nothing changed.", name),
 				map[string]any{"name": name, "approval": string(cur.Approval), "changed": false}}, nil
 		case approved:
-			approval, hash = upstream.ApprovalApproved, spec.Launch().Hash()
+			approval, hash = upstream.ApprovalApproved, spec.Fingerprint()
 		default:
 			approval, hash = upstream.ApprovalPending, ""
 		}
@@ -686,6 +726,9 @@ func (h *Hub) opUpdate(ctx context.Context, who string, args map[string]json.Raw
 	_, err = h.opts.Store.Update(ctx, name, func(r *upstream.Registration) error {
 		r.Spec = spec
 		r.Approval, r.ApprovedHash = approval, hash
+		if relaunch {
+			r.ApprovalNote = "" // a new change, awaiting its own approval
+		}
 		r.Enabled = boolArg(args, "enabled", r.Enabled)
 		r.AutoConnect = boolArg(args, "autoConnect", r.AutoConnect)
 		return nil
@@ -699,7 +742,7 @@ func (h *Hub) opUpdate(ctx context.Context, who string, args map[string]json.Raw
 			return adminResult{}, errInternal("apply the change", err)
 		}
 		return adminResult{pendingText(spec, "changed"),
-			map[string]any{"name": name, "state": "PENDING", "approval": "pending", "tools": []string{}}}, nil
+			map[string]any{"name": name, "state": "PENDING", "approval": "pending", "tools": []string{}, "review": spec.Review()}}, nil
 	}
 	return h.started(ctx, name, "Updated", adminWait)
 }
@@ -790,16 +833,27 @@ func (h *Hub) opApprove(ctx context.Context, who, name string) (adminResult, err
 		return adminResult{}, storeGetErr(name, err)
 	}
 	if !cur.Approved() {
-		launch := cur.Spec.Launch()
+		fp := cur.Spec.Fingerprint()
 		if _, err := h.opts.Store.Update(ctx, name, func(r *upstream.Registration) error {
-			r.Approval, r.ApprovedHash = upstream.ApprovalApproved, launch.Hash()
+			if r.Spec.Fingerprint() != fp {
+				return errChangedMeanwhile
+			}
+			r.Approve()
 			return nil
-		}); err != nil {
+		}); errors.Is(err, errChangedMeanwhile) {
+			return adminResult{}, &adminError{http.StatusConflict, "CHANGED", fmt.Sprintf("%q changed while it was being approved; review it again", name)}
+		} else if err != nil {
 			return adminResult{}, errInternal("cannot store the approval", err)
 		}
-		_ = h.opts.Store.Audit(ctx, who, "approve", name, map[string]any{"launch": launch})
+		_ = h.opts.Store.Audit(ctx, who, "approve", name, map[string]any{"launch": cur.Spec.Launch()})
 	}
-	return h.started(ctx, name, "Approved", fullWait)
+	res, err := h.started(ctx, name, "Approved", fullWait)
+	if err == nil {
+		review := cur.Spec.Review()
+		res.text += "\nIt was approved to:\n" + indentLines(review)
+		res.data["review"] = review
+	}
+	return res, err
 }
 
 // decision is the outcome of asking for approval.
@@ -844,10 +898,6 @@ func (h *Hub) elicitApprover(req *mcp.CallToolRequest) approver {
 // with warnings for what deserves a second look.
 func approvalMessage(spec upstream.Spec, what string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "An AI client asks mcp-hub to %s the MCP server %q. Approve only if you asked for this. It would:\n\n%s\n", what, spec.Name, spec.Launch())
-	for _, w := range spec.LaunchWarnings() {
-		b.WriteString("\n⚠ ")
-		b.WriteString(w)
-	}
+	fmt.Fprintf(&b, "An AI client asks mcp-hub to %s the MCP server %q. Approve only if you asked for this. Approving lets it:\n\n%s", what, spec.Name, spec.Review())
 	return b.String()
 }

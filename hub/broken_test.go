@@ -37,7 +37,7 @@ func TestBrokenRegistrationAPI(t *testing.T) {
 	for _, name := range []string{"good", "bad"} {
 		spec := fixtureSpec(name, "-only", "pid")
 		if _, err := h.opts.Store.Create(t.Context(), upstream.Registration{Spec: spec, Enabled: true, AutoConnect: true,
-			Source: upstream.SourceCLI, Approval: upstream.ApprovalApproved, ApprovedHash: spec.Launch().Hash()}); err != nil {
+			Source: upstream.SourceCLI, Approval: upstream.ApprovalApproved, ApprovedHash: spec.Fingerprint()}); err != nil {
 			t.Fatal(err)
 		}
 	}

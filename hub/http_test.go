@@ -632,7 +632,7 @@ func TestAllowedServerNamesAdmin(t *testing.T) {
 	st := h.opts.Store
 	spec := fixtureSpec("stored", "-only", "pid")
 	if _, err := st.Create(t.Context(), upstream.Registration{Spec: spec, Enabled: true, AutoConnect: true,
-		Source: upstream.SourceCLI, Approval: upstream.ApprovalApproved, ApprovedHash: spec.Launch().Hash()}); err != nil {
+		Source: upstream.SourceCLI, Approval: upstream.ApprovalApproved, ApprovedHash: spec.Fingerprint()}); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.reconcile(t.Context()); err != nil {

@@ -103,7 +103,7 @@ func (h *Hub) syncConfig(ctx context.Context, config []ConfigServer) error {
 		inFile[c.Spec.Name] = true
 		want := upstream.Registration{
 			Spec: c.Spec, Enabled: !c.Disabled, AutoConnect: true,
-			Source: upstream.SourceConfig, Approval: upstream.ApprovalApproved, ApprovedHash: c.Spec.Launch().Hash(),
+			Source: upstream.SourceConfig, Approval: upstream.ApprovalApproved, ApprovedHash: c.Spec.Fingerprint(),
 		}
 		old, ok := byName[c.Spec.Name]
 		switch {
@@ -174,7 +174,7 @@ func (h *Hub) reconcileLocked(ctx context.Context) ([]<-chan struct{}, error) {
 		if !r.Approved() {
 			// Approved, but not this launch spec: it was changed outside
 			// the hub. Nothing runs until a person approves it again.
-			h.revoke(ctx, r.Spec.Name, "the stored launch spec differs from the one that was approved")
+			h.revoke(ctx, r.Spec.Name, "the stored spec differs from the one that was approved")
 			continue
 		}
 		if err := h.allowed(r.Spec.Name); err != nil {
@@ -230,14 +230,23 @@ func (h *Hub) reconcileLocked(ctx context.Context) ([]<-chan struct{}, error) {
 	return stops, nil
 }
 
-// revoke puts an upstream whose approval no longer holds back to pending.
+// errStillApproved aborts a revoke whose registration was approved again
+// (or changed) since it was read.
+var errStillApproved = errors.New("approval holds")
+
+// revoke puts an upstream whose approval no longer holds back to pending,
+// noting that what it runs changed since its approval. One approved again
+// meanwhile is left alone.
 func (h *Hub) revoke(ctx context.Context, name, why string) {
-	h.logger.Warn("approval revoked: upstream will not run until approved again", "upstream", name, "reason", why)
 	_, err := h.opts.Store.Update(ctx, name, func(r *upstream.Registration) error {
-		r.Approval, r.ApprovedHash = upstream.ApprovalPending, ""
+		if r.Approval != upstream.ApprovalApproved || r.Approved() {
+			return errStillApproved
+		}
+		r.Approval, r.ApprovedHash, r.ApprovalNote = upstream.ApprovalPending, "", upstream.NoteChangedSinceApproval
 		return nil
 	})
 	if err == nil {
+		h.logger.Warn("approval revoked: upstream will not run until approved again", "upstream", name, "reason", why)
 		_ = h.opts.Store.Audit(ctx, "hub", "revoke", name, map[string]string{"reason": why})
 	}
 }
@@ -255,14 +264,17 @@ func (h *Hub) gate(ctx context.Context, spec upstream.Spec) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrApprovalRequired, err)
 	}
-	hash := spec.Launch().Hash()
-	if r.Approval != upstream.ApprovalApproved || r.ApprovedHash != hash || !r.Approved() {
-		if r.Approval == upstream.ApprovalApproved {
-			h.revoke(ctx, spec.Name, "the launch spec about to run differs from the approved one")
-		}
-		return fmt.Errorf("%w: run `mcp-hub approve %s` to review and approve what it runs", ErrApprovalRequired, spec.Name)
+	switch {
+	case r.Approved() && r.ApprovedHash == spec.Fingerprint():
+		return nil
+	case r.Approved():
+		// The store holds another approved spec than the one about to run
+		// (a change the next reconcile applies): not this one.
+		return fmt.Errorf("%w: what is about to run is not what was approved; the approved change applies shortly", ErrApprovalRequired)
+	case r.Approval == upstream.ApprovalApproved:
+		h.revoke(ctx, spec.Name, "the stored spec differs from the one that was approved")
 	}
-	return nil
+	return fmt.Errorf("%w: run `mcp-hub approve %s` to review and approve what it runs", ErrApprovalRequired, spec.Name)
 }
 
 // Reload applies an edited configuration file to the running hub: the

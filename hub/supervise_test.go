@@ -53,7 +53,7 @@ func storeApproved(t *testing.T, h *Hub, specs ...upstream.Spec) {
 	t.Helper()
 	for _, spec := range specs {
 		if _, err := h.opts.Store.Create(t.Context(), upstream.Registration{Spec: spec, Enabled: true, AutoConnect: true,
-			Source: upstream.SourceAdmin, Approval: upstream.ApprovalApproved, ApprovedHash: spec.Launch().Hash()}); err != nil {
+			Source: upstream.SourceAdmin, Approval: upstream.ApprovalApproved, ApprovedHash: spec.Fingerprint()}); err != nil {
 			t.Fatal(err)
 		}
 	}

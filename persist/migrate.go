@@ -98,6 +98,11 @@ func migrateStep(ctx context.Context, conn *sqlx.Conn, dbPath string, migs []mig
 	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 		return 0, fmt.Errorf("migrate %s to version %d (%s): %w", dbPath, m.version, m.name, err)
 	}
+	if hook := dataMigrations[m.version]; hook != nil {
+		if err := hook(ctx, tx); err != nil {
+			return 0, fmt.Errorf("migrate %s to version %d (%s): %w", dbPath, m.version, m.name, err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
 		return 0, fmt.Errorf("migrate %s to version %d: %w", dbPath, m.version, err)
 	}

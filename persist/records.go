@@ -47,12 +47,13 @@ type upstreamRow struct {
 	Source       string `db:"source"`
 	Approval     string `db:"approval"`
 	ApprovedHash string `db:"approved_hash"`
+	ApprovalNote string `db:"approval_note"`
 	CreatedAt    string `db:"created_at"`
 	UpdatedAt    string `db:"updated_at"`
 }
 
 const upstreamCols = `id, name, description, transport, config, enabled, auto_connect,
-	source, approval, approved_hash, created_at, updated_at`
+	source, approval, approved_hash, approval_note, created_at, updated_at`
 
 // timeLayout is RFC 3339 with a fixed-width fraction, so that stored
 // timestamps sort as text in time order.
@@ -103,6 +104,9 @@ func toRow(r *Record) (upstreamRow, error) {
 		return upstreamRow{}, fmt.Errorf("upstream %q: encode spec: %w", r.Spec.Name, err)
 	}
 	r.Spec = spec
+	if r.Approval == ApprovalApproved {
+		r.ApprovalNote = "" // a note says why an approval was taken back
+	}
 	return upstreamRow{
 		ID:           r.ID,
 		Name:         spec.Name,
@@ -114,6 +118,7 @@ func toRow(r *Record) (upstreamRow, error) {
 		Source:       string(r.Source),
 		Approval:     string(r.Approval),
 		ApprovedHash: r.ApprovedHash,
+		ApprovalNote: r.ApprovalNote,
 		CreatedAt:    formatTime(r.CreatedAt),
 		UpdatedAt:    formatTime(r.UpdatedAt),
 	}, nil
@@ -130,6 +135,7 @@ func (row *upstreamRow) record() (Record, error) {
 		Source:       Source(row.Source),
 		Approval:     Approval(row.Approval),
 		ApprovedHash: row.ApprovedHash,
+		ApprovalNote: row.ApprovalNote,
 	}
 	if err := row.decode(&r); err != nil {
 		return Record{}, upstream.BrokenRegistration{ID: row.ID, Name: row.Name, Source: Source(row.Source), Reason: err.Error()}
@@ -263,7 +269,7 @@ func (s *Store) CreateAll(ctx context.Context, rs []Record) ([]Record, error) {
 		for _, row := range rows {
 			_, err := tx.NamedExecContext(ctx, `INSERT INTO upstreams (`+upstreamCols+`) VALUES (
 				:id, :name, :description, :transport, :config, :enabled, :auto_connect,
-				:source, :approval, :approved_hash, :created_at, :updated_at)`, row)
+				:source, :approval, :approved_hash, :approval_note, :created_at, :updated_at)`, row)
 			if isUniqueViolation(err) {
 				return fmt.Errorf("upstream %q: %w", row.Name, ErrExists)
 			}
@@ -304,7 +310,7 @@ func (s *Store) Update(ctx context.Context, name string, fn func(*Record) error)
 		_, err = tx.NamedExecContext(ctx, `UPDATE upstreams SET
 			name = :name, description = :description, transport = :transport, config = :config,
 			enabled = :enabled, auto_connect = :auto_connect, source = :source, approval = :approval,
-			approved_hash = :approved_hash, updated_at = :updated_at
+			approved_hash = :approved_hash, approval_note = :approval_note, updated_at = :updated_at
 			WHERE id = :id`, row)
 		if isUniqueViolation(err) {
 			return fmt.Errorf("rename upstream %q to %q: %w", name, row.Name, ErrExists)

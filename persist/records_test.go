@@ -67,7 +67,7 @@ func TestCRUDRoundTrip(t *testing.T) {
 	spec := fullSpec("full")
 	in := Record{
 		Spec: spec, Enabled: true, AutoConnect: true, Source: SourceCLI,
-		Approval: ApprovalApproved, ApprovedHash: spec.Launch().Hash(),
+		Approval: ApprovalApproved, ApprovedHash: spec.Fingerprint(),
 	}
 	created, err := s.Create(ctx, in)
 	if err != nil {
@@ -214,45 +214,57 @@ func TestCRUDRoundTrip(t *testing.T) {
 	}
 }
 
-// A6: an approved row whose stored launch spec is edited behind the hub's
-// back is no longer approved; editing only a secret value keeps it approved.
+// A6 and issue 12: an approved row is no longer approved once anything
+// that decides what runs or leaves the machine is edited behind the hub's
+// back, secret values included; tuning fields (description, timeouts) are
+// not covered.
 func TestApprovedDetectsTampering(t *testing.T) {
-	s := openStore(t, t.TempDir())
-	ctx := t.Context()
-	spec := fullSpec("app")
-	if _, err := s.Create(ctx, Record{Spec: spec, Source: SourceAdmin, Approval: ApprovalApproved, ApprovedHash: spec.Launch().Hash()}); err != nil {
-		t.Fatal(err)
-	}
-	approved := func() bool {
-		t.Helper()
-		r, err := s.Get(ctx, "app")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r.Approved()
-	}
-	if !approved() {
-		t.Fatal("not approved to begin with")
-	}
-	tamper := func(q string) {
-		t.Helper()
-		if _, err := rawDB(t, s.Path()).ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tamper(`UPDATE upstreams SET config = json_set(config, '$.env.API_TOKEN', 'rotated') WHERE name = 'app'`)
-	if !approved() {
-		t.Error("changing an env value (not part of the launch spec) revoked the approval")
-	}
-	tamper(`UPDATE upstreams SET config = json_set(config, '$.command', '/tmp/evil') WHERE name = 'app'`)
-	if approved() {
-		t.Error("Approved() true after the command was edited via SQL")
+	for _, tc := range []struct {
+		edit         string // a json_set/json_remove expression on config
+		stillApprove bool
+	}{
+		{`json_set(config, '$.env.API_TOKEN', 'rotated')`, false},
+		{`json_set(config, '$.env.MODE', '${OTHER}')`, false},
+		{`json_set(config, '$.env.MODE', 'file:/etc/shadow')`, false},
+		{`json_set(config, '$.env.NODE_OPTIONS', '--require /tmp/evil.js')`, false},
+		{`json_remove(config, '$.env.MODE')`, false},
+		{`json_set(config, '$.headers.Authorization', 'Bearer ${AWS_SECRET_ACCESS_KEY}')`, false},
+		{`json_set(config, '$.headers.X-Extra', 'x')`, false},
+		{`json_set(config, '$.url', 'https://example.com/mcp?key=other')`, false},
+		{`json_set(config, '$.command', '/tmp/evil')`, false},
+		{`json_set(config, '$.cwd', '/tmp')`, false},
+		{`json_set(config, '$.args[1]', '1')`, false},
+		{`json_set(config, '$.allowSampling', json('false'))`, false},
+		{`json_set(config, '$.description', 'other words')`, true},
+		{`json_set(config, '$.callTimeout', '1s')`, true},
+		{`json_set(config, '$.tools.deny', json('["x"]'))`, true},
+	} {
+		t.Run(tc.edit, func(t *testing.T) {
+			s := openStore(t, t.TempDir())
+			ctx := t.Context()
+			spec := fullSpec("app")
+			if _, err := s.Create(ctx, Record{Spec: spec, Source: SourceAdmin, Approval: ApprovalApproved, ApprovedHash: spec.Fingerprint()}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := rawDB(t, s.Path()).ExecContext(ctx, `UPDATE upstreams SET config = `+tc.edit+` WHERE name = 'app'`); err != nil {
+				t.Fatal(err)
+			}
+			r, err := s.Get(ctx, "app")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Approved() != tc.stillApprove {
+				t.Errorf("Approved() = %v after %s, want %v", r.Approved(), tc.edit, tc.stillApprove)
+			}
+		})
 	}
 
+	spec := fullSpec("app")
 	for _, r := range []Record{
-		{Approval: ApprovalPending, ApprovedHash: spec.Launch().Hash(), Spec: spec},
+		{Approval: ApprovalPending, ApprovedHash: spec.Fingerprint(), Spec: spec},
 		{Approval: ApprovalApproved, ApprovedHash: "", Spec: upstream.Spec{}},
-		{Approval: ApprovalRejected, ApprovedHash: spec.Launch().Hash(), Spec: spec},
+		{Approval: ApprovalRejected, ApprovedHash: spec.Fingerprint(), Spec: spec},
+		{Approval: ApprovalApproved, ApprovedHash: spec.Launch().LegacyHash(), Spec: spec},
 	} {
 		if r.Approved() {
 			t.Errorf("Approved() true for %s with hash %q", r.Approval, r.ApprovedHash)

@@ -31,22 +31,49 @@ type Registration struct {
 	AutoConnect bool
 	Source      Source
 	Approval    Approval
-	// ApprovedHash is LaunchSpec.Hash of the launch spec that was approved.
+	// ApprovedHash is the [Spec.Fingerprint] of the spec that was approved.
+	// It covers secret values: it is never shown.
 	ApprovedHash string
+	// ApprovalNote says why the hub (not a person) put a registration back
+	// to pending, e.g. [NotePredatesValueReview]; empty otherwise.
+	ApprovalNote string
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
 }
 
 // Approved reports whether r is approved and the approval covers its current
-// launch spec. A mismatch means the launch spec changed after the approval,
-// for instance because the stored row was edited behind the hub's back.
+// spec ([Spec.Fingerprint]). A mismatch means what it runs changed after the
+// approval, for instance because the stored row was edited behind the hub's
+// back.
 func (r Registration) Approved() bool {
-	return r.Approval == ApprovalApproved && r.ApprovedHash != "" && r.ApprovedHash == r.Spec.Launch().Hash()
+	return r.Approval == ApprovalApproved && r.ApprovedHash != "" && r.ApprovedHash == r.Spec.Fingerprint()
+}
+
+// Approve records a person's approval of r's current spec.
+func (r *Registration) Approve() {
+	r.Approval, r.ApprovedHash, r.ApprovalNote = ApprovalApproved, r.Spec.Fingerprint(), ""
+}
+
+// ApprovalState is r's approval as people read it: "approved", "rejected",
+// "pending", "pending: NOTE" when the hub took an approval back, or
+// "changed (needs approval)" when what it runs no longer matches its
+// approval.
+func (r Registration) ApprovalState() string {
+	switch {
+	case r.Approval == ApprovalApproved && !r.Approved():
+		return "changed (needs approval)"
+	case r.Approval == ApprovalPending && r.ApprovalNote != "":
+		return "pending: " + r.ApprovalNote
+	}
+	return string(r.Approval)
 }
 
 // Redacted returns a copy of r whose secret values (env and header values,
-// URL query values) are masked; see [Spec.Redacted].
+// URL query values) are masked; see [Spec.Redacted]. The approved
+// fingerprint, a hash of those values, is dropped: the copy is for showing,
+// not for checking approval.
 func (r Registration) Redacted() Registration {
 	r.Spec = r.Spec.Redacted()
+	r.ApprovedHash = ""
 	return r
 }

@@ -43,9 +43,16 @@ var nameRE = regexp.MustCompile(NamePattern)
 // Env and Headers values may be plain strings, "${VAR}" (taken from the hub's
 // environment when the upstream starts) or "file:<path>" (read when the
 // upstream starts); see [ResolveValue].
+//
+// Every field decides what runs on this machine or what leaves it, and so is
+// covered by the approval fingerprint ([Spec.Fingerprint]), unless its tag
+// says approval:"exempt" (names, descriptions, timeouts and other tuning
+// that changes neither). A field added later is covered unless it is
+// exempted here on purpose; give it omitempty (or omitzero) so that specs
+// that do not use it keep their fingerprint.
 type Spec struct {
-	Name        string    `json:"name"`
-	Description string    `json:"description,omitempty"`
+	Name        string    `json:"name" approval:"exempt"`
+	Description string    `json:"description,omitempty" approval:"exempt"`
 	Transport   Transport `json:"transport"`
 
 	// stdio
@@ -59,25 +66,25 @@ type Spec struct {
 	Headers map[string]string `json:"headers,omitempty"`
 
 	// Tools filters the upstream's tools before they reach the catalog.
-	Tools ToolFilter `json:"tools,omitzero"`
+	Tools ToolFilter `json:"tools,omitzero" approval:"exempt"`
 
 	// Timeouts; zero means the hub's default.
-	InitTimeout Duration `json:"initTimeout,omitzero"`
-	ListTimeout Duration `json:"listTimeout,omitzero"`
-	CallTimeout Duration `json:"callTimeout,omitzero"`
+	InitTimeout Duration `json:"initTimeout,omitzero" approval:"exempt"`
+	ListTimeout Duration `json:"listTimeout,omitzero" approval:"exempt"`
+	CallTimeout Duration `json:"callTimeout,omitzero" approval:"exempt"`
 
 	// ProtocolVersion pins the protocol version the hub asks for. Empty means
 	// the hub's default (2025-11-25).
-	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	ProtocolVersion string `json:"protocolVersion,omitempty" approval:"exempt"`
 
 	// Start selects eager (default) or lazy start.
-	Start StartMode `json:"start,omitempty"`
+	Start StartMode `json:"start,omitempty" approval:"exempt"`
 	// IdleTimeout stops a stdio upstream that was not used for this long.
 	// Zero means never.
-	IdleTimeout Duration `json:"idleTimeout,omitzero"`
+	IdleTimeout Duration `json:"idleTimeout,omitzero" approval:"exempt"`
 	// MaxInFlight caps concurrent requests to this upstream; zero means the
 	// hub's default.
-	MaxInFlight int `json:"maxInFlight,omitempty"`
+	MaxInFlight int `json:"maxInFlight,omitempty" approval:"exempt"`
 
 	// Server→client requests the upstream may make of the calling client.
 	// Nil means the hub's default (allowed when the request can be attributed
@@ -269,11 +276,12 @@ func noControl(field, v string) error {
 	return nil
 }
 
-// LaunchSpec is what a person approves before an upstream may run: for stdio
-// the command, its arguments, the names of its environment variables and its
-// working directory; for HTTP the URL and the names of its headers. Values of
-// env vars and headers are not part of it (they are often secrets and are
-// never shown), their names are.
+// LaunchSpec is the one-line summary of what an upstream runs, safe for
+// lists and the audit log: for stdio the command, its arguments, the names
+// of its environment variables and its working directory; for HTTP the URL
+// and the names of its headers. Values of env vars and headers are not part
+// of it (they are often secrets), their names are. What a person approves
+// is more ([Spec.Fingerprint]) and is shown by [Spec.Review].
 type LaunchSpec struct {
 	Transport   Transport `json:"transport"`
 	Command     string    `json:"command,omitempty"`
@@ -297,8 +305,11 @@ func (s *Spec) Launch() LaunchSpec {
 	return l
 }
 
-// Hash returns the hex SHA-256 of the launch spec's canonical JSON encoding.
-func (l LaunchSpec) Hash() string {
+// LegacyHash returns the hex SHA-256 of the launch spec's canonical JSON
+// encoding: the approval fingerprint before approvals covered env and header
+// values. It is kept only to re-check approvals stored then
+// ([RecheckLegacyApproval]); approvals use [Spec.Fingerprint].
+func (l LaunchSpec) LegacyHash() string {
 	b, err := json.Marshal(l)
 	if err != nil { // cannot happen: only strings and slices of strings
 		panic(err)
@@ -313,11 +324,7 @@ func (l LaunchSpec) String() string {
 	var b strings.Builder
 	if l.Transport == TransportStdio {
 		b.WriteString("run: ")
-		b.WriteString(quoteArg(l.Command))
-		for _, a := range l.Args {
-			b.WriteByte(' ')
-			b.WriteString(quoteArg(a))
-		}
+		b.WriteString(formatArgv(l.Command, l.Args))
 		if l.Cwd != "" {
 			b.WriteString("\nin directory: ")
 			b.WriteString(l.Cwd)
@@ -402,11 +409,13 @@ func RedactURL(raw string) string {
 // LaunchWarnings returns what deserves a careful look before approving this
 // spec (SEP-1024): shells, elevated privileges, interpreters told to run
 // code from their arguments, environment variables that change what code
-// loads.
+// loads; for sse and http, a host on this machine, a private network or a
+// cloud metadata address, plain http, and headers that send the hub's
+// variables or files' contents.
 func (spec *Spec) LaunchWarnings() []string {
 	var ws []string
 	if spec.InferTransport() != TransportStdio {
-		return nil
+		return urlWarnings(spec)
 	}
 	base := spec.Command[strings.LastIndexAny(spec.Command, `/\`)+1:]
 	switch base {
@@ -424,9 +433,8 @@ func (spec *Spec) LaunchWarnings() []string {
 			ws = append(ws, fmt.Sprintf("argument %q looks like a shell command", a))
 		}
 	}
-	for k := range spec.Env {
-		switch k {
-		case "LD_PRELOAD", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES", "NODE_OPTIONS", "PYTHONPATH", "PATH":
+	for _, k := range sortedKeys(spec.Env) {
+		if codeLoading(k) {
 			ws = append(ws, fmt.Sprintf("environment variable %s changes what code the program loads", k))
 		}
 	}

@@ -66,10 +66,7 @@ func cmdList(ctx context.Context, e *cmdEnv) int {
 		}
 		lines := map[string]string{}
 		for _, r := range regs {
-			approval := string(r.Approval)
-			if r.Approval == upstream.ApprovalApproved && !r.Approved() {
-				approval = "changed (needs approval)"
-			}
+			approval := r.ApprovalState()
 			launch := strings.ReplaceAll(r.Spec.Launch().String(), "\n", "; ")
 			lines[r.Spec.Name] = fmt.Sprintf("%s\t%s\t%s\t%s\t%v\t%s\n", r.Spec.Name, r.Spec.InferTransport(), r.Source, approval, r.Enabled, launch)
 		}
@@ -120,7 +117,7 @@ func cmdStatus(ctx context.Context, e *cmdEnv) int {
 				state = string(upstream.StatePending)
 				lastErr = "awaiting approval: mcp-hub approve " + r.Spec.Name
 			}
-			lines[r.Spec.Name] = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\n", r.Spec.Name, state, tools, r.Approval, oneLine(lastErr), reported)
+			lines[r.Spec.Name] = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\n", r.Spec.Name, state, tools, r.ApprovalState(), oneLine(lastErr), reported)
 		}
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tSTATE\tTOOLS\tAPPROVAL\tLAST ERROR\tREPORTED")
@@ -172,8 +169,8 @@ func cmdAdd(ctx context.Context, e *cmdEnv) int {
 			return exitConfig
 		}
 		// A person at a terminal typed the command: that is the approval.
-		reg := upstream.Registration{Spec: spec, Enabled: !*disabled, AutoConnect: !*noAuto,
-			Source: upstream.SourceCLI, Approval: upstream.ApprovalApproved, ApprovedHash: spec.Launch().Hash()}
+		reg := upstream.Registration{Spec: spec, Enabled: !*disabled, AutoConnect: !*noAuto, Source: upstream.SourceCLI}
+		reg.Approve()
 		if _, err := st.Create(ctx, reg); err != nil {
 			if errors.Is(err, upstream.ErrExists) {
 				fmt.Fprintf(e.stderr, "mcp-hub add: an upstream named %q is already registered (mcp-hub remove %s first)\n", spec.Name, spec.Name)
@@ -183,7 +180,7 @@ func cmdAdd(ctx context.Context, e *cmdEnv) int {
 			return exitFail
 		}
 		_ = hubStore{st}.Audit(ctx, "cli", "add", spec.Name, map[string]any{"launch": spec.Launch()})
-		fmt.Fprintf(e.stdout, "Added %q (approved). It will %s\nA running hub picks it up within seconds.\n", spec.Name, spec.Launch())
+		fmt.Fprintf(e.stdout, "Added %q (approved). It will:\n\n%s\n\nA running hub picks it up within seconds.\n", spec.Name, indent(spec.Review()))
 		return exitOK
 	})
 }
@@ -246,15 +243,15 @@ func cmdApprove(ctx context.Context, e *cmdEnv) int {
 			return exitFail
 		}
 		if r.Approved() {
-			fmt.Fprintf(e.stdout, "%q is already approved. It runs: %s\n", name, r.Spec.Launch())
+			fmt.Fprintf(e.stdout, "%q is already approved. Its approval covers:\n\n%s\n", name, indent(r.Spec.Review()))
 			return exitOK
 		}
-		launch := r.Spec.Launch()
-		fmt.Fprintf(e.stdout, "%q was registered by %s. Approving lets it run:\n\n%s\n", name, r.Source, indent(launch.String()))
-		for _, w := range r.Spec.LaunchWarnings() {
-			fmt.Fprintf(e.stdout, "\n  warning: %s", w)
+		fp := r.Spec.Fingerprint()
+		why := ""
+		if r.ApprovalNote != "" {
+			why = " (" + r.ApprovalNote + ")"
 		}
-		fmt.Fprintln(e.stdout)
+		fmt.Fprintf(e.stdout, "%q was registered by %s%s. Approving lets it:\n\n%s\n", name, r.Source, why, indent(r.Spec.Review()))
 		if !*yes {
 			if !isTerminal(e.stdin) {
 				fmt.Fprintf(e.stderr, "\nmcp-hub approve: not approved; stdin is not a terminal: review the above and re-run with --yes\n")
@@ -268,23 +265,32 @@ func cmdApprove(ctx context.Context, e *cmdEnv) int {
 			}
 		}
 		_, err = st.Update(ctx, name, func(cur *upstream.Registration) error {
-			if cur.Spec.Launch().Hash() != launch.Hash() {
-				return errors.New("the launch spec changed while you were reviewing it; run approve again")
+			if cur.Spec.Fingerprint() != fp {
+				return errors.New("what it runs changed while you were reviewing it; run approve again")
 			}
-			cur.Approval, cur.ApprovedHash = upstream.ApprovalApproved, launch.Hash()
+			cur.Approve()
 			return nil
 		})
 		if err != nil {
 			fmt.Fprintln(e.stderr, "mcp-hub approve:", err)
 			return exitFail
 		}
-		_ = hubStore{st}.Audit(ctx, "cli", "approve", name, map[string]any{"launch": launch})
+		_ = hubStore{st}.Audit(ctx, "cli", "approve", name, map[string]any{"launch": r.Spec.Launch()})
 		fmt.Fprintf(e.stdout, "Approved %q. A running hub starts it within seconds.\n", name)
 		return exitOK
 	})
 }
 
-func indent(s string) string { return "    " + strings.ReplaceAll(s, "\n", "\n    ") }
+// indent indents every line of s but the empty ones by four spaces.
+func indent(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = "    " + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}
 
 func cmdReject(ctx context.Context, e *cmdEnv) int {
 	return withStore(ctx, e, "NAME [flags]", 1, 1, nil, func(st *persist.Store, cfg *Config, args []string) int {
@@ -299,7 +305,7 @@ func cmdReject(ctx context.Context, e *cmdEnv) int {
 			return exitFail
 		}
 		if _, err := st.Update(ctx, name, func(cur *upstream.Registration) error {
-			cur.Approval, cur.ApprovedHash = upstream.ApprovalRejected, ""
+			cur.Approval, cur.ApprovedHash, cur.ApprovalNote = upstream.ApprovalRejected, "", ""
 			return nil
 		}); err != nil {
 			fmt.Fprintln(e.stderr, "mcp-hub reject:", err)

@@ -38,7 +38,7 @@ func exportRegs() []upstream.Registration {
 		if err := regs[i].Spec.Validate(); err != nil {
 			panic(err)
 		}
-		regs[i].Source, regs[i].Approval, regs[i].ApprovedHash = upstream.SourceCLI, upstream.ApprovalApproved, regs[i].Spec.Launch().Hash()
+		regs[i].Source, regs[i].Approval, regs[i].ApprovedHash = upstream.SourceCLI, upstream.ApprovalApproved, regs[i].Spec.Fingerprint()
 	}
 	return regs
 }

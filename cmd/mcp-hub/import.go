@@ -115,7 +115,7 @@ func cmdImport(ctx context.Context, e *cmdEnv) int {
 		}
 		spec := it.Server.Spec
 		reg := upstream.Registration{Spec: spec, Enabled: !it.Server.Disabled, AutoConnect: true,
-			Source: upstream.SourceCLI, Approval: upstream.ApprovalApproved, ApprovedHash: spec.Launch().Hash()}
+			Source: upstream.SourceCLI, Approval: upstream.ApprovalApproved, ApprovedHash: spec.Fingerprint()}
 		if _, err := st.Create(ctx, reg); err != nil {
 			if errors.Is(err, upstream.ErrExists) {
 				it.Outcome, it.Why = importSkipped, fmt.Sprintf("an upstream named %q was registered meanwhile", name)

@@ -183,7 +183,7 @@ func TestImportClientConfigs(t *testing.T) {
 			for name, r := range regs {
 				got[name] = r.Spec
 				if r.Source != upstream.SourceCLI || r.Approval != upstream.ApprovalApproved || !r.Approved() ||
-					r.ApprovedHash != r.Spec.Launch().Hash() || !r.Enabled || !r.AutoConnect {
+					r.ApprovedHash != r.Spec.Fingerprint() || !r.Enabled || !r.AutoConnect {
 					t.Errorf("%s: source %s, approval %s (covers this launch spec: %v), enabled %v, auto-connect %v; want cli, approved, true, true, true",
 						name, r.Source, r.Approval, r.Approved(), r.Enabled, r.AutoConnect)
 				}

@@ -69,7 +69,7 @@ func probeTargets(ctx context.Context, cfg *Config, st *persist.Store) ([]probeT
 		case r.Approval == upstream.ApprovalRejected:
 			t.NotRun = "rejected"
 		case r.Approval != upstream.ApprovalApproved:
-			t.NotRun = fmt.Sprintf("not approved (%s): review it with mcp-hub approve %s", r.Approval, r.Spec.Name)
+			t.NotRun = fmt.Sprintf("not approved (%s): review it with mcp-hub approve %s", r.ApprovalState(), r.Spec.Name)
 		case !r.Approved():
 			t.NotRun = fmt.Sprintf("not approved: what it runs changed since its approval; review it with mcp-hub approve %s", r.Spec.Name)
 		case !r.Enabled:
@@ -149,7 +149,7 @@ func runProbe(ctx context.Context, cfg *Config, targets []probeTarget, st *persi
 		if err != nil {
 			return fmt.Errorf("%w: %v", hub.ErrApprovalRequired, err)
 		}
-		if !r.Approved() || r.ApprovedHash != spec.Launch().Hash() {
+		if !r.Approved() || r.ApprovedHash != spec.Fingerprint() {
 			return fmt.Errorf("%w: run `mcp-hub approve %s` to review and approve what it runs", hub.ErrApprovalRequired, spec.Name)
 		}
 		return nil

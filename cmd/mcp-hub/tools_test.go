@@ -24,7 +24,7 @@ func registerFixture(t *testing.T, dataDir, name string, approval upstream.Appro
 	}
 	r := upstream.Registration{Spec: spec, Enabled: true, AutoConnect: true, Source: source, Approval: approval}
 	if approval == upstream.ApprovalApproved {
-		r.ApprovedHash = spec.Launch().Hash()
+		r.ApprovedHash = spec.Fingerprint()
 	}
 	st := openTestStore(t, dataDir)
 	if _, err := st.Create(context.Background(), r); err != nil {
