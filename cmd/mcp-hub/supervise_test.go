@@ -73,7 +73,10 @@ func (a *adminHub) callAsync(name string, args map[string]any) <-chan string {
 func TestDaemonizingUpstreamRemoved(t *testing.T) {
 	data, dir := t.TempDir(), t.TempDir()
 	cfg := writeFile(t, "hub.yaml", fmt.Sprintf("mcpServers:\n  other:\n    command: %s\n    args: [\"-only\", \"pid\"]\n", fixtureBin))
-	const grace = time.Second
+	// The stubborn remove takes two grace periods; they are long enough
+	// that a restart of another upstream (a spawn and an initialize) ends
+	// well within them on a loaded machine.
+	const grace = 3 * time.Second
 	a := startAdminHub(t, data, cfg, nil, "MCP_HUB_ADMIN__APPROVAL=auto", "MCP_HUB_TIMEOUTS__SHUTDOWN_GRACE="+grace.String())
 	hubPID := a.cmd.Process.Pid
 	for _, tc := range []struct {
@@ -117,6 +120,7 @@ func TestDaemonizingUpstreamRemoved(t *testing.T) {
 
 			start := time.Now()
 			removed := a.callAsync("hub_remove_server", map[string]any{"name": tc.name})
+			var removeResult *string // set when the remove's answer was already taken
 			if tc.stubborn {
 				// The remove waits out both grace periods: meanwhile another
 				// upstream's restart answers.
@@ -127,7 +131,8 @@ func TestDaemonizingUpstreamRemoved(t *testing.T) {
 						t.Errorf("hub_restart_server of another upstream: %s", r)
 					}
 					select {
-					case <-removed:
+					case r := <-removed:
+						removeResult = &r
 						t.Error("the remove answered before the restart of another upstream did")
 					default:
 						t.Logf("hub_restart_server of another upstream: %s, while the remove ran", r)
@@ -137,6 +142,11 @@ func TestDaemonizingUpstreamRemoved(t *testing.T) {
 				}
 			}
 			// Each step of the sequence waits at most one grace period.
+			if removeResult != nil {
+				c := make(chan string, 1)
+				c <- *removeResult
+				removed = c
+			}
 			select {
 			case r := <-removed:
 				if !strings.HasPrefix(r, "ok") {
