@@ -44,7 +44,7 @@ func (s *session) callTool(line []byte, m wire.Message) bool {
 				s.replyError(m.ID, jsonrpc.CodeInvalidParams, fmt.Sprintf("unknown tool: %q", p.name), nil)
 			case e.Server == "":
 				if !s.ownRawTool(m, p.name) {
-					s.toSDKLine(line)
+					s.toSDKMsg(line, m)
 				}
 			default:
 				s.startCall(m, p, e)
@@ -105,13 +105,7 @@ func (s *session) forward(m wire.Message, up *upstream.Upstream, method, label s
 			return
 		}
 	}
-	key := canonicalID(m.ID)
-	c := &call{}
-	if !s.track(key, c) {
-		s.h.progress.release(token)
-		s.replyError(m.ID, jsonrpc.CodeInvalidRequest, "a request with this id is already in flight", nil)
-		return
-	}
+	key := idKey(m.ID) // accept registered the request under it
 	id := m.ID
 	start := time.Now()
 	// Fast path: the upstream's reader goroutine delivers the reply
@@ -139,8 +133,8 @@ func (s *session) forward(m wire.Message, up *upstream.Upstream, method, label s
 }
 
 // finish relays the outcome of a forwarded request to the client.
-func (s *session) finish(key string, id []byte, up *upstream.Upstream, method, tool string, token []byte, r upstream.Reply, err error, start time.Time) {
-	cancelled := s.untrack(key)
+func (s *session) finish(key, id []byte, up *upstream.Upstream, method, tool string, token []byte, r upstream.Reply, err error, start time.Time) {
+	cancelled := s.cancelledByClient(key)
 	s.h.progress.release(token)
 	label := tool
 	if method != "tools/call" {
@@ -150,6 +144,7 @@ func (s *session) finish(key string, id []byte, up *upstream.Upstream, method, t
 	switch {
 	case cancelled:
 		// The client cancelled: it expects no response.
+		s.end(key)
 	case err != nil:
 		var nr *upstream.NotReadyError
 		msg := ""

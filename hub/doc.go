@@ -7,7 +7,10 @@
 // catalog's pre-encoded bytes and tools/call is forwarded as raw bytes, with
 // only the request id (and, where needed, the tool name and progress token)
 // rewritten. go-sdk's Server runs the control plane of every session:
-// initialize, ping, logging/setLevel and the hub's own hub_* tools.
+// initialize, ping, logging/setLevel and the hub's own hub_* tools. It sees
+// each request under an integer id of the session's own, and its answer goes
+// out under the client's id bytes (sdk.go), so every answer, on every path,
+// carries the id exactly as the client wrote it (ids.go).
 //
 // A catalog is rebuilt whenever an upstream connects, drops or reports a list
 // change, swapped in atomically, and announced to every session with

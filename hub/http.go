@@ -596,7 +596,13 @@ func (f *httpFront) streamablePost(w http.ResponseWriter, r *http.Request, sid s
 	hs.mu.Lock()
 	if _, dup := hs.pending[key]; dup {
 		hs.mu.Unlock()
-		rpcHTTPError(w, http.StatusBadRequest, "a request with this id is already in flight")
+		// Answered like any refused request: under its id, the first
+		// request with that id still gets its own answer.
+		out := wire.AppendError(nil, m.ID, jsonrpc.CodeInvalidRequest, errIDInUse.Error(), nil)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(out)
 		return
 	}
 	hs.pending[key] = p

@@ -32,7 +32,7 @@ func inputRequired(result []byte) bool {
 
 // fulfil answers an input_required result and retries the call until it
 // completes (or fails), then finishes the client's request.
-func (s *session) fulfil(key string, id []byte, up *upstream.Upstream, method, label string, token, params, result []byte, start time.Time, tag *callRef) {
+func (s *session) fulfil(key, id []byte, up *upstream.Upstream, method, label string, token, params, result []byte, start time.Time, tag *callRef) {
 	ctx, cancel := context.WithCancel(upstream.WithTag(s.ctx, tag))
 	defer cancel()
 	s.setCancel(key, cancel)

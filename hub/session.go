@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -34,12 +32,14 @@ type session struct {
 	toSDK  chan jsonrpc.Message
 	ss     atomic.Pointer[mcp.ServerSession] // set once go-sdk is connected
 
-	listed   atomic.Bool  // a tools/list was answered
-	logLevel atomic.Int32 // the level the client set (noLevel: none)
+	listed      atomic.Bool  // a tools/list was answered
+	logLevel    atomic.Int32 // the level the client set (noLevel: none)
+	initialized atomic.Bool  // an initialize was accepted (set under mu)
 
-	mu        sync.Mutex // guards following
-	inflight  map[string]*call
-	sdkCalls  map[string][]byte        // client requests go-sdk is handling, by canonical id
+	mu        sync.Mutex               // guards following
+	inflight  map[string]*call         // every client request in flight, by idKey
+	sdkCalls  map[int64]*call          // those go-sdk handles, by the id go-sdk knows
+	sdkSeq    int64                    // the last id given to go-sdk
 	asks      map[string]chan outReply // requests the hub sent the client, by raw id
 	closed    bool
 	closeOnce sync.Once
@@ -63,10 +63,14 @@ type lineOutbox struct{ w *framing.Writer }
 
 func (o lineOutbox) send(m outMsg) error { return o.w.Write(m.data) }
 
-// call is one forwarded request in flight.
+// call is one client request in flight, from the moment the hub accepts it
+// until it is answered (or cancelled, when it gets no answer).
 type call struct {
-	cancel    func() // set once the request is under way
-	cancelled bool   // by the client
+	id         []byte // the client's raw id
+	cancel     func() // a forwarded request: set once it is under way
+	cancelled  bool   // by the client
+	sdk        int64  // the id go-sdk knows it by; 0 when the hub answers it
+	initialize bool   // it is the session's initialize
 }
 
 // newSession registers a session and connects go-sdk's server to it.
@@ -82,7 +86,7 @@ func (h *Hub) newSession(ctx context.Context, id string, out outbox) (*session, 
 		done:     make(chan struct{}),
 		toSDK:    make(chan jsonrpc.Message, 16),
 		inflight: map[string]*call{},
-		sdkCalls: map[string][]byte{},
+		sdkCalls: map[int64]*call{},
 		asks:     map[string]chan outReply{},
 	}
 	s.logLevel.Store(noLevel)
@@ -121,8 +125,8 @@ func (h *Hub) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
 			}
 			var o *framing.Oversize
 			if errors.As(err, &o) {
-				s.replyError(o.ID, jsonrpc.CodeInvalidRequest,
-					fmt.Sprintf("message of %d bytes exceeds the hub's limit", o.Size), nil)
+				s.refuse(o.ID, jsonrpc.CodeInvalidRequest,
+					fmt.Sprintf("message of %d bytes exceeds the hub's limit", o.Size))
 				continue
 			}
 			if errors.Is(err, io.EOF) {
@@ -150,11 +154,14 @@ func (s *session) handle(line []byte) {
 		if errors.Is(err, wire.ErrEnvelope) || errors.Is(err, wire.ErrBatch) {
 			code = jsonrpc.CodeInvalidRequest
 		}
-		s.replyError(nil, code, err.Error(), nil)
+		s.refuse(nil, code, err.Error())
 		return
 	}
 	switch {
 	case m.IsRequest():
+		if !s.accept(m) {
+			return
+		}
 		switch m.Method {
 		case "tools/list":
 			s.listTools(m)
@@ -171,7 +178,8 @@ func (s *session) handle(line []byte) {
 			}
 		}
 	case m.IsNotification():
-		if m.Method == "notifications/cancelled" && (s.cancelCall(m.Params) || s.cancelAsk(m.Params)) {
+		if m.Method == "notifications/cancelled" {
+			s.cancelRequest(m.Params)
 			return
 		}
 	case m.IsResponse():
@@ -179,26 +187,36 @@ func (s *session) handle(line []byte) {
 			return
 		}
 	}
-	s.toSDKLine(line)
+	s.toSDKMsg(line, m)
 }
 
-// toSDKLine hands a message to go-sdk.
-func (s *session) toSDKLine(line []byte) {
-	msg, err := jsonrpc.DecodeMessage(line)
-	if err != nil {
-		s.replyError(nil, jsonrpc.CodeParseError, err.Error(), nil)
-		return
+// accept registers a client request, or refuses it with -32600 (Invalid
+// Request): a null id, an id in use by a request still in flight, a request
+// before initialize (but ping, and server/discover and sessionless requests
+// of 2026-07-28 clients, which go-sdk answers), a second initialize.
+func (s *session) accept(m wire.Message) bool {
+	if isNull(m.ID) {
+		s.refuse(m.ID, jsonrpc.CodeInvalidRequest, "invalid request: id must be a string or a number, not null")
+		return false
 	}
-	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
-		raw := rawID(req.ID)
-		s.mu.Lock()
-		s.sdkCalls[canonicalID(raw)] = raw
-		s.mu.Unlock()
+	gate := needsInit
+	switch {
+	case m.Method == "initialize":
+		gate = initializes
+	case m.Method == "ping" || m.Method == "server/discover":
+		gate = anytime
+	case !s.initialized.Load() && sessionless(m.Params):
+		gate = anytime
 	}
-	select {
-	case s.toSDK <- msg:
-	case <-s.done:
+	err := s.begin(idKey(m.ID), &call{id: m.ID}, gate)
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, errClosed):
+	default:
+		s.refuse(m.ID, jsonrpc.CodeInvalidRequest, err.Error())
 	}
+	return false
 }
 
 // listTools answers tools/list from the catalog's pre-encoded bytes. The
@@ -216,18 +234,20 @@ func (s *session) listTools(m wire.Message) {
 	s.reply(m.ID, s.h.Catalog().ToolsResult())
 }
 
+// reply, replyError and replyErrorObject answer the client request id
+// (and free the id).
 func (s *session) reply(id, result []byte) {
 	buf := make([]byte, 0, len(result)+len(id)+40)
-	_ = s.out.send(outMsg{data: wire.AppendResult(buf, id, result), respTo: id})
+	s.respond(id, wire.AppendResult(buf, id, result))
 }
 
 func (s *session) replyError(id []byte, code int64, msg string, data []byte) {
-	_ = s.out.send(outMsg{data: wire.AppendError(nil, id, code, msg, data), respTo: id})
+	s.respond(id, wire.AppendError(nil, id, code, msg, data))
 }
 
 func (s *session) replyErrorObject(id, errObj []byte) {
 	buf := make([]byte, 0, len(errObj)+len(id)+40)
-	_ = s.out.send(outMsg{data: wire.AppendErrorObject(buf, id, errObj), respTo: id})
+	s.respond(id, wire.AppendErrorObject(buf, id, errObj))
 }
 
 // notify sends a notification; related is the client request it belongs to
@@ -239,22 +259,11 @@ func (s *session) notify(method string, params, related []byte) {
 	_ = s.out.send(outMsg{data: wire.AppendNotification(nil, method, params), related: related})
 }
 
-// track records a forwarded request; it refuses an id already in flight.
-func (s *session) track(id string, c *call) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, dup := s.inflight[id]; dup || s.closed {
-		return false
-	}
-	s.inflight[id] = c
-	return true
-}
-
-// setCancel records how to cancel a tracked request. When the client
+// setCancel records how to cancel a forwarded request. When the client
 // cancelled before the request was under way, it cancels at once.
-func (s *session) setCancel(id string, cancel func()) {
+func (s *session) setCancel(key []byte, cancel func()) {
 	s.mu.Lock()
-	c := s.inflight[id]
+	c := s.inflight[string(key)]
 	if c == nil { // already finished
 		s.mu.Unlock()
 		return
@@ -267,37 +276,42 @@ func (s *session) setCancel(id string, cancel func()) {
 	}
 }
 
-// untrack forgets a request and reports whether the client cancelled it.
-func (s *session) untrack(id string) bool {
+// cancelledByClient reports whether the client cancelled a request.
+func (s *session) cancelledByClient(key []byte) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := s.inflight[id]
-	delete(s.inflight, id)
+	c := s.inflight[string(key)]
 	return c != nil && c.cancelled
 }
 
-// cancelCall handles notifications/cancelled for a forwarded request; it
-// reports whether the request was one of ours.
-func (s *session) cancelCall(params []byte) bool {
+// cancelRequest handles the client's notifications/cancelled: a forwarded
+// request is withdrawn upstream, one go-sdk handles is cancelled in go-sdk,
+// a request the hub sent the client fails. Anything else (a request already
+// answered, an unknown id) is ignored.
+func (s *session) cancelRequest(params []byte) {
 	v, err := wire.Get(params, "requestId")
 	if err != nil || v == nil {
-		return false
+		return
 	}
 	s.mu.Lock()
-	c := s.inflight[canonicalID(v)]
-	var cancel func()
+	c := s.inflight[string(idKey(v))]
+	var (
+		cancel func()
+		sdk    int64
+	)
 	if c != nil {
 		c.cancelled = true
-		cancel = c.cancel
+		cancel, sdk = c.cancel, c.sdk
 	}
 	s.mu.Unlock()
-	if c == nil {
-		return false
-	}
-	if cancel != nil {
+	switch {
+	case c == nil:
+		s.cancelAsk(params)
+	case sdk != 0:
+		s.cancelSDK(params, sdk)
+	case cancel != nil:
 		cancel() // withdraws the request and notifies the upstream
 	}
-	return true
 }
 
 // close ends the session: in-flight calls are cancelled (and cancelled
@@ -314,81 +328,4 @@ func (s *session) close() {
 			_ = ss.Close()
 		}
 	})
-}
-
-// sdkTransport and sdkConn connect go-sdk's server to a session.
-type sdkTransport struct{ s *session }
-
-func (t sdkTransport) Connect(context.Context) (mcp.Connection, error) { return sdkConn(t), nil }
-
-type sdkConn struct{ s *session }
-
-func (c sdkConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	select {
-	case m := <-c.s.toSDK:
-		return m, nil
-	case <-c.s.done:
-		return nil, io.EOF
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-func (c sdkConn) Write(_ context.Context, m jsonrpc.Message) error {
-	b, err := jsonrpc.EncodeMessage(m)
-	if err != nil {
-		return err
-	}
-	o := outMsg{data: b}
-	if resp, ok := m.(*jsonrpc.Response); ok {
-		o.respTo = rawID(resp.ID)
-		c.s.mu.Lock()
-		delete(c.s.sdkCalls, canonicalID(o.respTo))
-		c.s.mu.Unlock()
-	} else {
-		// go-sdk does not say which request a message it sends belongs to;
-		// when it handles exactly one, it is that one.
-		c.s.mu.Lock()
-		if len(c.s.sdkCalls) == 1 {
-			for _, raw := range c.s.sdkCalls {
-				o.related = raw
-			}
-		}
-		c.s.mu.Unlock()
-	}
-	return c.s.out.send(o)
-}
-
-func (c sdkConn) Close() error {
-	go c.s.close() // go-sdk may call this while holding its own locks
-	return nil
-}
-
-func (c sdkConn) SessionID() string { return c.s.id }
-
-// rawID returns the JSON encoding of a go-sdk request id.
-func rawID(id jsonrpc.ID) []byte {
-	switch v := id.Raw().(type) {
-	case string:
-		return wire.AppendString(nil, v)
-	case int64:
-		return strconv.AppendInt(nil, v, 10)
-	}
-	return []byte("null")
-}
-
-// canonicalID returns a map key equal for every encoding of the same id
-// ("1", "1.0"; "\u0061" and "a").
-func canonicalID(raw []byte) string {
-	raw = wire.TrimSpace(raw)
-	if len(raw) > 0 && raw[0] == '"' {
-		if s, err := wire.String(raw); err == nil {
-			return "s:" + s
-		}
-		return "r:" + string(raw)
-	}
-	if f, err := strconv.ParseFloat(string(raw), 64); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
-		return "n:" + strconv.FormatInt(int64(f), 10)
-	}
-	return "r:" + string(raw)
 }
