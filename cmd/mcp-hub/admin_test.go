@@ -333,10 +333,12 @@ func TestAdminPendingUntilCLIApproval(t *testing.T) {
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("the other pending command ran")
 	}
-	out, _ = cli(t, data, "status")
-	if !strings.Contains(out, "later") || !strings.Contains(out, "CONNECTED") {
-		t.Errorf("mcp-hub status:\n%s", out)
-	}
+	// status shows what the running hub last wrote to the store, which it
+	// does after the catalog changed: wait for the report.
+	waitFor(t, 10*time.Second, "mcp-hub status to report later CONNECTED", func() bool {
+		out, _ = cli(t, data, "status")
+		return strings.Contains(out, "later") && strings.Contains(out, "CONNECTED")
+	})
 	pid1, _ := testbin.ReadPID(filepath.Join(data, "later.pid"), 5*time.Second)
 
 	// A restart restores the registration and reconnects it.
