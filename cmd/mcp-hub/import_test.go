@@ -241,18 +241,6 @@ func TestImportMalformed(t *testing.T) {
 	})
 }
 
-func TestImportJSONC(t *testing.T) {
-	for _, tt := range []struct{ in, want string }{
-		{`{"a": 1, // c "x"` + "\n}", `{"a": 1` + strings.Repeat(" ", 10) + "\n}"},
-		{`{"a": "//not", /* c */ "b": [1,],}`, `{"a": "//not",         "b": [1 ] }`},
-		{"{/* a\nb */\"x\": \"\\\"/*\"}", "{    \n    \"x\": \"\\\"/*\"}"},
-	} {
-		if got := string(stripJSONC([]byte(tt.in))); got != tt.want {
-			t.Errorf("stripJSONC(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
 // TestImportSkips: names already registered (by the CLI, or by the config
 // file) are skipped with a reason, and importing the same file twice adds
 // nothing the second time.
