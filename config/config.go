@@ -132,7 +132,7 @@ type HTTP struct {
 
 // Env is the env section.
 type Env struct {
-	InheritEnv []string `koanf:"inherit" doc:"extra variables stdio upstreams inherit from the hub (besides PATH, HOME, USER, LANG, LC_*, TMPDIR, …)"`
+	InheritEnv []string `koanf:"inherit" default:"[]" doc:"extra variables stdio upstreams inherit from the hub (besides PATH, HOME, USER, LANG, LC_*, TMPDIR, …)"`
 }
 
 // Source is a value that may say where it comes from: "${VAR}" (the hub's

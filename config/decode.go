@@ -100,13 +100,14 @@ func DecodeServer(file, name string, raw any) (Server, error) {
 	return e.server(file, name)
 }
 
-// defaults returns the documented defaults as a raw map. Defaults of the
-// entries of mcpServers only document what an absent key means, and
-// computed ones ("<user data dir>/…") are filled in where they are used.
+// defaults returns the documented defaults of scalar keys as a raw map.
+// Defaults of lists and of the entries of mcpServers only document what an
+// absent key means, and computed ones ("<user data dir>/…") are filled in
+// where they are used.
 func defaults() map[string]any {
 	k := koanf.New(".")
 	for _, key := range Keys() {
-		if key.Default == "" || key.Kind == KindSection || strings.HasPrefix(key.Default, "<") || strings.Contains(key.Path, "*") {
+		if key.Default == "" || key.Kind >= KindStrings || strings.HasPrefix(key.Default, "<") || strings.Contains(key.Path, "*") {
 			continue
 		}
 		_ = k.Set(key.Path, key.Default) // cannot fail: every path is new
