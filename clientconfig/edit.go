@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/tailscale/hujson"
@@ -76,7 +77,11 @@ func SetServer(b []byte, shape Shape, name string, s Server) ([]byte, error) {
 		}
 		obj, indent = inner, memberIndent(obj, indent, unit)
 	}
-	val, err := render(s, memberIndent(obj, indent, unit), unit)
+	in, step := memberIndent(obj, indent, unit), unit
+	if !multiline(obj) {
+		in, step = "", "" // one line: a compact entry
+	}
+	val, err := render(s, in, step)
 	if err != nil {
 		return nil, err
 	}
@@ -89,40 +94,94 @@ func SetServer(b []byte, shape Shape, name string, s Server) ([]byte, error) {
 }
 
 // RemoveServer removes every entry named name from the config file content
-// b, with the comments that belong to it, and returns the new content and
-// whether there was one. The rest stays byte for byte.
+// b, with the comments before it and the one on its line, and returns the
+// new content and whether there was one. The rest stays byte for byte, so
+// removing what [SetServer] added gives the file back as it was.
 func RemoveServer(b []byte, shape Shape, name string) ([]byte, bool, error) {
 	v, err := hujson.Parse(b)
 	if err != nil {
 		return nil, false, syntaxError("", b, err)
 	}
-	ptr := ""
-	for _, key := range append(shape.path(), name) {
-		ptr += "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
+	obj, ok := v.Value.(*hujson.Object)
+	for _, key := range shape.path() {
+		if !ok {
+			break
+		}
+		m := lastMember(obj, key)
+		if m == nil {
+			return b, false, nil
+		}
+		obj, ok = m.Value.Value.(*hujson.Object)
 	}
-	parent := v.Find(ptr[:strings.LastIndexByte(ptr, '/')])
-	obj, ok := (*hujson.Object)(nil), parent != nil
-	if ok {
-		obj, ok = parent.Value.(*hujson.Object)
-	}
-	if !ok || lastMember(obj, name) == nil {
+	if !ok {
 		return b, false, nil
 	}
-	trailing := hasTrailingComma(obj)
-	patch, _ := json.Marshal([]map[string]string{{"op": "remove", "path": ptr}})
-	for lastMember(obj, name) != nil {
-		if err := v.Patch(patch); err != nil {
-			return nil, false, err
+	found := false
+	for i := len(obj.Members) - 1; i >= 0; i-- {
+		if nameOf(&obj.Members[i]) == name {
+			removeMember(obj, i)
+			found = true
 		}
 	}
-	if n := len(obj.Members); n > 0 && !trailing && obj.Members[n-1].Value.AfterExtra != nil {
-		// What stood before the comma of the new last entry moves in front
-		// of the closing brace: strict JSON has no trailing comma.
-		last := &obj.Members[n-1].Value
-		obj.AfterExtra = append(last.AfterExtra, obj.AfterExtra...)
-		last.AfterExtra = nil
+	if !found {
+		return b, false, nil
 	}
 	return v.Pack(), true, nil
+}
+
+// removeMember removes member i of obj. What stood between the member
+// before it (or the opening brace) and the member, a comment on that line
+// aside, goes with it, and so does a comment on its own line; the spacing
+// after it stays.
+func removeMember(obj *hujson.Object, i int) {
+	trailing := hasTrailingComma(obj)
+	last := i == len(obj.Members)-1
+	lead := obj.Members[i].Name.BeforeExtra
+	keep, own := splitFirstLine(lead) // keep: a comment on the line before
+	next := &obj.AfterExtra
+	if !last {
+		next = &obj.Members[i+1].Name.BeforeExtra
+	}
+	_, after := splitFirstLine(*next) // the removed member's line comment goes too
+	if i == 0 && !bytes.Contains(after, nl) && !bytes.Contains(own, nl) {
+		after = own // all on one line: the spacing before the first member
+	}
+	if keep != nil && !bytes.HasPrefix(after, nl) {
+		after = append(slices.Clone(nl), after...) // a line comment needs its newline
+	}
+	*next = append(bytes.Clone(keep), after...)
+	obj.Members = append(obj.Members[:i], obj.Members[i+1:]...)
+	if n := len(obj.Members); last && n > 0 {
+		prev := &obj.Members[n-1].Value
+		switch {
+		case trailing && prev.AfterExtra == nil:
+			prev.AfterExtra = []byte{}
+		case !trailing && prev.AfterExtra != nil:
+			// What stood before its comma moves in front of the closing
+			// brace: strict JSON has no trailing comma.
+			obj.AfterExtra = append(prev.AfterExtra, obj.AfterExtra...)
+			prev.AfterExtra = nil
+		}
+	}
+	if len(obj.Members) == 0 && len(bytes.TrimSpace(obj.AfterExtra)) == 0 {
+		obj.AfterExtra = nil // {}
+	}
+}
+
+var nl = []byte("\n")
+
+// splitFirstLine splits extra after its first line when that line holds a
+// comment: first is the line without its newline, rest the newline on.
+// Otherwise first is nil and rest is extra.
+func splitFirstLine(extra []byte) (first, rest []byte) {
+	line := extra
+	if i := bytes.IndexByte(extra, '\n'); i >= 0 {
+		line = extra[:i]
+	}
+	if !bytes.Contains(line, []byte("//")) && !bytes.Contains(line, []byte("/*")) {
+		return nil, extra
+	}
+	return line, extra[len(line):]
 }
 
 // hasTrailingComma is hujson's rule: the last value's AfterExtra is set
@@ -184,7 +243,7 @@ func firstNameExtra(obj *hujson.Object) []byte {
 }
 
 // render encodes s as a value whose lines are indented for a member
-// indented by indent.
+// indented by indent; no unit means on one line.
 func render(s Server, indent, unit string) (hujson.ValueTrimmed, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

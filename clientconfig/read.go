@@ -133,11 +133,13 @@ func Parse(path string, b []byte) (*File, error) {
 // standard JSON: comments and trailing commas become spaces, so every
 // offset and line stays where it was in b.
 func standardize(b []byte) (hujson.Value, error) {
-	v, err := hujson.Parse(b)
+	// Standardize rewrites in place and a Value aliases what it was parsed
+	// from, so parse a copy. (Value.Clone would lose the trailing commas:
+	// it copies their empty marker as nil.)
+	v, err := hujson.Parse(bytes.Clone(b))
 	if err != nil {
 		return v, err
 	}
-	v = v.Clone() // Standardize rewrites in place, and v aliases b
 	v.Standardize()
 	return v, nil
 }
