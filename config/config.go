@@ -119,11 +119,11 @@ type Admin struct {
 type HTTP struct {
 	HTTPListen         string        `koanf:"listen" flag:"http" doc:"serve MCP over HTTP on this address (host:port), as --http does; empty: stdio only"`
 	HTTPToken          Source        `koanf:"token" doc:"bearer token clients must send; may be \"${VAR}\" or \"file:<path>\"; empty: generated once into <dataDir>/http-token"`
-	HTTPNoAuth         bool          `koanf:"noAuth" flag:"http-no-auth" default:"false" doc:"no token (for tools that cannot send headers); loopback addresses only; Host and Origin checks stay on"`
+	HTTPNoAuth         bool          `koanf:"noAuth" flag:"http-no-auth" default:"false" doc:"no token for MCP clients and the API (for tools that cannot send headers); loopback addresses only; Host and Origin checks stay on; approving over the API still needs http.token (or <dataDir>/http-token), else it is refused"`
 	HTTPAllowRemote    bool          `koanf:"allowRemote" flag:"http-allow-remote" default:"false" doc:"allow a non-loopback listen address (then a token is mandatory)"`
 	HTTPAllowedHosts   []string      `koanf:"allowedHosts" doc:"Host names accepted besides localhost, 127.0.0.1 and ::1 (DNS-rebinding protection)"`
 	HTTPAllowedOrigins []string      `koanf:"allowedOrigins" doc:"browser Origins (scheme://host[:port]) accepted besides loopback ones"`
-	HTTPMaxSessions    int           `koanf:"maxSessions" default:"64" doc:"concurrent client sessions; more get 503"`
+	HTTPMaxSessions    int           `koanf:"maxSessions" default:"64" doc:"concurrent client sessions; a new one replaces the least recently used idle one, and gets 503 when all are busy"`
 	HTTPSessionIdle    time.Duration `koanf:"sessionIdleTimeout" default:"30m" doc:"close client sessions idle this long"`
 	HTTPMaxBodyBytes   int           `koanf:"maxBodyBytes" default:"16777216" doc:"largest request body; larger gets 413"`
 	HTTPReadHeader     time.Duration `koanf:"readHeaderTimeout" default:"5s" doc:"time a client has to send its request headers (slowloris protection)"`
