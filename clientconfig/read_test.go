@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/mcp-hub/mcp-hub/internal/testbin"
 )
 
 // TestStandardizeKeepsOffsets: comments and trailing commas become spaces
@@ -69,13 +67,14 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+// importFixture is a file under testdata/import, the client config files
+// mcp-hub import is tested with.
 func importFixture(t *testing.T, rel string) string {
-	t.Helper()
-	root, err := testbin.Root()
+	abs, err := filepath.Abs(filepath.Join("..", "testdata", "import", rel))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return filepath.Join(root, "testdata", "import", rel)
+	return abs
 }
 
 // TestReadShapes: each client's shape is found, with the entries in file

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/mcp-hub/mcp-hub/internal/testbin"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -29,14 +30,7 @@ func loadConfig(fs *pflag.FlagSet, environ []string) (*Config, error) {
 	return Load(Sources{Flags: fs, Environ: environ, DefaultFile: DefaultFile()})
 }
 
-func writeFile(t *testing.T, name, content string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+var writeFile = testbin.WriteFile
 
 func TestConfigPrecedence(t *testing.T) {
 	file := writeFile(t, "hub.yaml", "logLevel: warn\ndataDir: /from/file\ncatalog:\n  policy: prefix\nfirstListWait: 3s\n")

@@ -2,7 +2,6 @@ package config
 
 import (
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcp-hub/mcp-hub/internal/testbin"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -163,11 +161,7 @@ func TestDefaultProtocolVersion(t *testing.T) {
 // TestREADMEConfig: the README's flag table and its example error are what
 // the code does.
 func TestREADMEConfig(t *testing.T) {
-	root, err := testbin.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	b, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

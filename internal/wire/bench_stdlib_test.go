@@ -11,6 +11,16 @@ import (
 // envelope and splicing a new id around the original bytes, against doing
 // it with encoding/json (decode the envelope, re-encode it with the id).
 
+// stdEnvelope is a JSON-RPC message as encoding/json reads it.
+type stdEnvelope struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
 func largeResult() []byte {
 	text := strings.Repeat("The quick brown fox jumps over the lazy dog.\\n", 100*1024/46)
 	return []byte(`{"jsonrpc":"2.0","id":"h1","result":{"content":[{"type":"text","text":"` + text + `"}]}}`)
@@ -34,15 +44,8 @@ func BenchmarkForwardResultEncodingJSON(b *testing.B) {
 	line := largeResult()
 	b.SetBytes(int64(len(line)))
 	b.ReportAllocs()
-	type envelope struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Method  string          `json:"method,omitempty"`
-		Result  json.RawMessage `json:"result,omitempty"`
-		Error   json.RawMessage `json:"error,omitempty"`
-	}
 	for b.Loop() {
-		var m envelope
+		var m stdEnvelope
 		if err := json.Unmarshal(line, &m); err != nil {
 			b.Fatal(err)
 		}
