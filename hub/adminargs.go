@@ -78,7 +78,9 @@ func decodeArgs(raw json.RawMessage, schema map[string]any) (map[string]json.Raw
 		if err := json.Unmarshal(v, &x); err != nil {
 			return nil, fmt.Errorf("%s: %v", k, err)
 		}
-		inst[k] = x
+		if x != nil { // null means not given, as it always did
+			inst[k] = x
+		}
 	}
 	if err := a.whole.Validate(inst); err != nil {
 		return nil, a.explain(inst, err)

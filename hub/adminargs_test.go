@@ -57,6 +57,7 @@ func TestAdminArgsSchema(t *testing.T) {
 		{"hub_list_servers", ``}, {"hub_list_servers", `null`}, {"hub_list_servers", `{}`},
 		{"hub_add_server", `{"name":"hubble","command":"x","args":["-y"],"env":{"A":"1"},"transport":"stdio","autoConnect":false}`},
 		{"hub_restart_server", `{"name":"a_b-9"}`},
+		{"hub_update_server", `{"name":"a","args":null,"env":null,"cwd":null,"enabled":null}`},
 	} {
 		if _, err := decodeArgs(json.RawMessage(ok.args), schemas[ok.tool]); err != nil {
 			t.Errorf("%s(%s): %v", ok.tool, ok.args, err)
