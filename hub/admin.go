@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/catalog"
@@ -102,6 +100,7 @@ type adminTool struct {
 // nameField is the schema of an upstream name argument.
 var nameField = map[string]any{
 	"type": "string", "pattern": upstream.NamePattern,
+	"not":         map[string]any{"pattern": reservedNamePattern}, // hub and hub_* (ValidName says so)
 	"description": "the upstream's name",
 }
 
@@ -216,68 +215,6 @@ func (h *Hub) lifecycleTool(verb string) func(context.Context, *mcp.CallToolRequ
 	return func(ctx context.Context, req *mcp.CallToolRequest, args map[string]json.RawMessage) (adminResult, error) {
 		return h.opLifecycle(ctx, actor(req), argString(args, "name"), verb)
 	}
-}
-
-// decodeArgs checks arguments against an admin tool's schema: only known
-// fields, required ones present, each of its declared type. Errors name the
-// field.
-func decodeArgs(raw json.RawMessage, schema map[string]any) (map[string]json.RawMessage, error) {
-	args := map[string]json.RawMessage{}
-	if len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &args); err != nil {
-			return nil, fmt.Errorf("arguments must be an object: %v", err)
-		}
-	}
-	props := schema["properties"].(map[string]any)
-	for k, v := range args {
-		p, ok := props[k].(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("%s: unknown field (known: %s)", k, strings.Join(slices.Sorted(maps.Keys(props)), ", "))
-		}
-		if err := checkType(k, v, p); err != nil {
-			return nil, err
-		}
-	}
-	if req, ok := schema["required"].([]string); ok {
-		for _, k := range req {
-			if _, ok := args[k]; !ok {
-				return nil, fmt.Errorf("%s: required", k)
-			}
-		}
-	}
-	return args, nil
-}
-
-func checkType(field string, v json.RawMessage, p map[string]any) error {
-	var err error
-	switch p["type"] {
-	case "string":
-		var s string
-		if err = json.Unmarshal(v, &s); err == nil {
-			if enum, ok := p["enum"].([]string); ok && !slices.Contains(enum, s) {
-				return fmt.Errorf("%s: must be one of %s, got %q", field, strings.Join(enum, ", "), s)
-			}
-			if pat, ok := p["pattern"].(string); ok && pat == upstream.NamePattern {
-				if e := upstream.ValidName(s); e != nil {
-					return fmt.Errorf("%s: %v", field, e)
-				}
-			}
-		}
-	case "boolean":
-		var b bool
-		err = json.Unmarshal(v, &b)
-	case "array":
-		var a []string
-		err = json.Unmarshal(v, &a)
-	case "object":
-		var m map[string]string
-		err = json.Unmarshal(v, &m)
-	}
-	if err != nil {
-		what := map[any]string{"string": "a string", "boolean": "true or false", "array": "an array of strings", "object": "an object of strings"}[p["type"]]
-		return fmt.Errorf("%s: must be %s", field, what)
-	}
-	return nil
 }
 
 func errResult(msg string) *mcp.CallToolResult {
@@ -500,37 +437,6 @@ func boolArg(args map[string]json.RawMessage, k string, def bool) bool {
 	var b bool
 	_ = json.Unmarshal(v, &b)
 	return b
-}
-
-// writeLimiter bounds admin writes (registrations, removals): 10 at once,
-// then one every 2 seconds, so a runaway model loop cannot churn the store
-// or spawn processes in a storm.
-type writeLimiter struct {
-	mu     sync.Mutex
-	tokens float64
-	last   time.Time
-}
-
-const (
-	adminBurst = 10
-	adminRate  = 0.5 // per second
-)
-
-func (l *writeLimiter) allow() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := time.Now()
-	if l.last.IsZero() {
-		l.tokens = adminBurst
-	} else {
-		l.tokens = min(adminBurst, l.tokens+now.Sub(l.last).Seconds()*adminRate)
-	}
-	l.last = now
-	if l.tokens < 1 {
-		return false
-	}
-	l.tokens--
-	return true
 }
 
 // writable checks what every change needs: a store and a free slot.

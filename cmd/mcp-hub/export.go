@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/mcp-hub/mcp-hub/clientconfig"
 	"github.com/mcp-hub/mcp-hub/persist"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -167,18 +168,6 @@ func (m *masker) url(raw string) string {
 	return out
 }
 
-// claudeEntry is a server of Claude Desktop's mcpServers.
-type claudeEntry struct {
-	Type     string            `json:"type,omitempty"`
-	Command  string            `json:"command,omitempty"`
-	Args     []string          `json:"args,omitempty"`
-	Env      map[string]string `json:"env,omitempty"`
-	Cwd      string            `json:"cwd,omitempty"`
-	URL      string            `json:"url,omitempty"`
-	Headers  map[string]string `json:"headers,omitempty"`
-	Disabled bool              `json:"disabled,omitempty"`
-}
-
 // unexportable says what of s a config file in format cannot hold.
 func unexportable(s upstream.Spec, format string) []string {
 	var out []string
@@ -199,10 +188,10 @@ func unexportable(s upstream.Spec, format string) []string {
 }
 
 func writeClaude(w io.Writer, regs []upstream.Registration, m *masker, stderr io.Writer) error {
-	servers := map[string]claudeEntry{}
+	servers := map[string]clientconfig.Server{}
 	for _, r := range regs {
 		s := r.Spec
-		ce := claudeEntry{Disabled: !r.Enabled}
+		ce := clientconfig.Server{Disabled: !r.Enabled}
 		if s.InferTransport() == upstream.TransportStdio {
 			ce.Command, ce.Args, ce.Env, ce.Cwd = s.Command, s.Args, m.values(s.Env), s.Cwd
 		} else {
@@ -213,10 +202,7 @@ func writeClaude(w io.Writer, regs []upstream.Registration, m *masker, stderr io
 		}
 		servers[s.Name] = ce
 	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(map[string]any{"mcpServers": servers})
+	return clientconfig.WriteMCPServers(w, servers)
 }
 
 // hubOnly names the settings of r that only the hub understands.

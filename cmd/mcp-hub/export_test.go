@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -115,7 +116,7 @@ func TestExportRoundTrip(t *testing.T) {
 				t.Errorf("--reveal masked something: %s", stderr)
 			}
 			file := writeFile(t, tt.file, stdout)
-			c, err := loadConfig(parseFlags(t, "--config", file), nil)
+			c, err := config.Load(config.Sources{File: file})
 			if err != nil {
 				t.Fatalf("the config loader rejects the export: %v\n%s", err, stdout)
 			}
@@ -136,7 +137,7 @@ func TestExportRoundTrip(t *testing.T) {
 	t.Run("empty store", func(t *testing.T) {
 		for _, format := range []string{"yaml", "claude"} {
 			stdout, _, code := cliSplit(t, t.TempDir(), "", "export", "--format", format)
-			c, err := loadConfig(parseFlags(t, "--config", writeFile(t, "empty."+map[string]string{"yaml": "yaml", "claude": "json"}[format], stdout)), nil)
+			c, err := config.Load(config.Sources{File: writeFile(t, "empty."+map[string]string{"yaml": "yaml", "claude": "json"}[format], stdout)})
 			if code != exitOK || err != nil || len(c.Servers) != 0 {
 				t.Errorf("%s: exit %d, load error %v, servers %v\n%s", format, code, err, c, stdout)
 			}

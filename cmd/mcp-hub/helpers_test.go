@@ -52,11 +52,7 @@ func TestMain(m *testing.M) {
 // writeFile writes content to name in a fresh temp dir and returns the path.
 func writeFile(t *testing.T, name, content string) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return testbin.WriteFile(t, name, content)
 }
 
 // rawClient drives a process speaking MCP over stdio with hand-written

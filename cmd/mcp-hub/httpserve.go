@@ -18,7 +18,6 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/persist"
-	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // tokenFile is where a generated HTTP token lives, in the data dir.
@@ -82,7 +81,7 @@ func httpSetup(cfg *Config, stderr io.Writer, logger *slog.Logger) (net.Listener
 // generating it (256 bits, file mode 0600) and printing it once on first use.
 func httpToken(cfg *Config, stderr io.Writer) (string, error) {
 	if cfg.HTTPToken != "" {
-		tok, err := upstream.ResolveValue(cfg.HTTPToken, os.LookupEnv)
+		tok, err := cfg.HTTPToken.Resolve(os.LookupEnv)
 		if err != nil {
 			return "", fmt.Errorf("http.token: %w", err)
 		}

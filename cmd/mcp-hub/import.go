@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcp-hub/mcp-hub/clientconfig"
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/persist"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -45,7 +47,7 @@ const (
 
 // importItem is one entry of the file and its outcome.
 type importItem struct {
-	clientEntry
+	clientconfig.Entry
 	Outcome importOutcome
 	Why     string // for skipped and could not read
 	Server  ServerConfig
@@ -63,7 +65,7 @@ func cmdImport(ctx context.Context, e *cmdEnv) int {
 		fs.Usage()
 		return exitConfig
 	}
-	cc, err := readClientConfig(fs.Arg(0))
+	cc, err := clientconfig.Read(fs.Arg(0))
 	if err != nil {
 		fmt.Fprintln(e.stderr, "mcp-hub import:", err)
 		return exitFail
@@ -135,10 +137,10 @@ func cmdImport(ctx context.Context, e *cmdEnv) int {
 
 // planImport decides, from the file alone, what happens to each entry:
 // importAdded (so far), importSkipped or importUnreadable.
-func planImport(cc *clientConfig) []importItem {
+func planImport(cc *clientconfig.File) []importItem {
 	items := make([]importItem, 0, len(cc.Entries))
 	for _, en := range cc.Entries {
-		it := importItem{clientEntry: en, Outcome: importAdded}
+		it := importItem{Entry: en, Outcome: importAdded}
 		switch {
 		case upstream.ValidName(en.Name) != nil:
 			it.Outcome, it.Why = importSkipped, upstream.ValidName(en.Name).Error()
@@ -148,10 +150,10 @@ func planImport(cc *clientConfig) []importItem {
 		case en.RedefinedAt != 0:
 			it.Outcome, it.Why = importSkipped, fmt.Sprintf("defined again at line %d; clients use the last definition, which is imported", en.RedefinedAt)
 		default:
-			raw, notes, err := cc.prepareEntry(en.Value)
+			raw, notes, err := cc.Prepare(en.Value)
 			it.Notes = notes
 			if err == nil {
-				it.Server, err = decodeServer(cc.Path, en.Name, raw)
+				it.Server, err = config.DecodeServer(cc.Path, en.Name, raw)
 			}
 			if err != nil {
 				it.Outcome, it.Why = importUnreadable, entryError(en.Name, err)
@@ -187,7 +189,7 @@ func alreadyRegistered(r upstream.Registration) string {
 
 // reportImport writes the report and returns whether an entry could not be
 // read.
-func reportImport(w io.Writer, cc *clientConfig, items []importItem, dryRun bool) (unreadable bool) {
+func reportImport(w io.Writer, cc *clientconfig.File, items []importItem, dryRun bool) (unreadable bool) {
 	fmt.Fprintf(w, "%s (%s): %d server(s)\n\n", cc.Path, cc.Format, len(items))
 	width := len("could not read")
 	nameWidth := 4

@@ -31,7 +31,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/mcp-hub/mcp-hub/catalog"
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/framing"
 	"github.com/mcp-hub/mcp-hub/internal/sweep"
@@ -126,7 +126,7 @@ func (e *cmdEnv) flags(use string) *pflag.FlagSet {
 	}
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(e.stderr)
-	addConfigFlags(fs)
+	config.AddFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(e.stderr, "Usage: %s %s\n\nFlags:\n%s", name, use, fs.FlagUsages())
 	}
@@ -228,12 +228,12 @@ func serve(ctx context.Context, e *cmdEnv) int {
 			logger.Warn("killed a process a hub that died left behind", "pid", l.PID, "pgid", l.PGID, "upstream", l.Upstream)
 		}
 	}
-	h, err := newHub(cfg, logger, hubStore{st}, groups)
+	h, err := hub.New(cfg.HubOptions(config.HubParams{Version: version(), Logger: logger, Store: hubStore{st}, ProcessGroups: groups}))
 	if err != nil {
 		logger.Error("start", "err", err)
 		return exitFail
 	}
-	if err := h.Start(ctx, hubServers(cfg)); err != nil {
+	if err := h.Start(ctx, cfg.HubServers()); err != nil {
 		logger.Error("start", "err", err)
 		h.Close()
 		return exitFail
@@ -347,46 +347,4 @@ func newLogger(w io.Writer, cfg *Config) *slog.Logger {
 	l := slog.New(handler)
 	slog.SetDefault(l) // stray log.Printf calls go to stderr too
 	return l
-}
-
-// newHub builds a hub from the configuration.
-func newHub(cfg *Config, logger *slog.Logger, store hub.Store, groups upstream.ProcessGroups) (*hub.Hub, error) {
-	fw := cfg.FirstListWait
-	if fw == 0 {
-		fw = -1
-	}
-	return hub.New(&hub.Options{
-		Version:             version(),
-		Logger:              logger,
-		Catalog:             catalog.Options{Policy: catalog.Policy(cfg.CatalogPolicy), Separator: cfg.CatalogSeparator},
-		FirstListWait:       fw,
-		MaxMessageBytes:     cfg.MaxMessageBytes,
-		Store:               store,
-		Admin:               hub.AdminMode(cfg.AdminTools),
-		Approval:            hub.ApprovalMode(cfg.AdminApproval),
-		ConfigFile:          cfg.File,
-		MaxToolOutputLength: cfg.MaxToolOutput,
-		AllowedServerNames:  cfg.AllowedServerNames,
-		Upstream:            upstreamOptions(cfg, groups),
-	})
-}
-
-// upstreamOptions are the upstream manager's options from the configuration
-// (the hub sets its own hooks on top).
-func upstreamOptions(cfg *Config, groups upstream.ProcessGroups) upstream.Options {
-	return upstream.Options{
-		ProtocolVersion:     cfg.ProtocolVersion,
-		InitTimeout:         cfg.InitTimeout,
-		ListTimeout:         cfg.ListTimeout,
-		CallTimeout:         cfg.CallTimeout,
-		MaxInFlight:         cfg.MaxInFlight,
-		MaxMessageBytes:     cfg.MaxMessageBytes,
-		ShutdownGrace:       cfg.ShutdownGrace,
-		Backoff:             cfg.Backoff,
-		HealthInterval:      cfg.HealthInterval,
-		HealthFailures:      cfg.HealthFailures,
-		MaxConcurrentSpawns: cfg.MaxSpawns,
-		InheritEnv:          cfg.InheritEnv,
-		ProcessGroups:       groups,
-	}
 }

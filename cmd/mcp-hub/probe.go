@@ -250,10 +250,10 @@ wait:
 	return p, nil
 }
 
-// probeOptions are the upstream options the hub runs with (see newHub), for
+// probeOptions are the upstream options the hub runs with (see serve), for
 // one attempt per upstream and no health pings.
 func probeOptions(cfg *Config, n int) upstream.Options {
-	o := upstreamOptions(cfg, nil)
+	o := cfg.UpstreamOptions(nil)
 	o.ClientName, o.ClientVersion = "mcp-hub", version()
 	o.Backoff.MaxAttempts = 1
 	o.HealthInterval = -1

@@ -15,15 +15,6 @@ import (
 	"github.com/mcp-hub/mcp-hub/hub"
 )
 
-// hubServers returns the config's servers as the hub takes them.
-func hubServers(cfg *Config) []hub.ConfigServer {
-	var out []hub.ConfigServer
-	for _, s := range cfg.Servers {
-		out = append(out, hub.ConfigServer{Spec: s.Spec, Disabled: s.Disabled})
-	}
-	return out
-}
-
 // configWatcher applies edits of the config file to the running hub. It
 // polls the file's content, so edits in place, editors' rename-and-replace
 // and delete-then-recreate all look alike; a missing or broken file is
@@ -86,7 +77,7 @@ func (w *configWatcher) check(ctx context.Context) {
 		return
 	}
 	added, removed, changed := diffServers(w.last, next)
-	if err := w.hub.Reload(ctx, hubServers(next)); err != nil {
+	if err := w.hub.Reload(ctx, next.HubServers()); err != nil {
 		w.logger.Error("config edit applied in part", "err", err)
 	} else {
 		w.logger.Info("config reloaded", "file", file, "added", added, "removed", removed, "changed", changed)

@@ -1,6 +1,12 @@
 // Package framing reads and writes newline-delimited JSON-RPC streams (the
 // MCP stdio transport) with a size cap per message. It is shared by the
 // hub's downstream stdio server and its stdio upstreams.
+//
+// Why not bufio.Scanner: a line over Scanner's cap ends the whole stream
+// (bufio.ErrTooLong), while the hub must fail the one request an oversize
+// message answers (its id is recovered while the line drains) and go on
+// reading. Reader costs the same as Scanner on small messages: 10,000 lines
+// of 80 bytes in 0.95 ms against 0.99 ms (BenchmarkReadLines*, 2 cores).
 package framing
 
 import (

@@ -1,8 +1,10 @@
 // Package prom is a small Prometheus text-format (version 0.0.4) exposition:
 // counters, gauges and histograms with labels, plus the Go runtime and
 // process figures an operator expects next to them. It exists so the hub
-// does not link client_golang and its protobuf stack (about 2 MB of binary,
-// all of it resident) for the handful of series it exports.
+// does not link client_golang and its protobuf stack for the handful of
+// series it exports: replacing client_golang with it took 2.1 MB off the
+// binary's loaded segments (all of them resident) and the idle hub's VmRSS
+// from 20.1 to 17.4 MB (docs/BENCHMARKS.md, hub memory).
 package prom
 
 import (

@@ -16,6 +16,24 @@ import (
 	"github.com/mcp-hub/mcp-hub/internal/proc"
 )
 
+// TB is the part of testing.TB the helpers here use.
+type TB interface {
+	Helper()
+	TempDir() string
+	Fatal(args ...any)
+}
+
+// WriteFile writes content to a file name in a new temporary directory of
+// t and returns its path.
+func WriteFile(t TB, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // Root returns the module's root directory (where go.mod is).
 func Root() (string, error) {
 	dir, err := os.Getwd()

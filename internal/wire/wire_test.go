@@ -231,14 +231,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		var env struct {
-			JSONRPC string          `json:"jsonrpc"`
-			ID      json.RawMessage `json:"id"`
-			Method  string          `json:"method"`
-			Params  json.RawMessage `json:"params"`
-			Result  json.RawMessage `json:"result"`
-			Error   json.RawMessage `json:"error"`
-		}
+		var env stdEnvelope
 		if err := json.Unmarshal(b, &env); err != nil {
 			t.Fatalf("Parse accepted %q but encoding/json fails: %v", b, err)
 		}
@@ -252,8 +245,7 @@ func FuzzParse(f *testing.F) {
 }
 
 func BenchmarkParseLargeResult(b *testing.B) {
-	text := strings.Repeat("The quick brown fox jumps over the lazy dog.\\n", 100*1024/46)
-	line := []byte(`{"jsonrpc":"2.0","id":"h1","result":{"content":[{"type":"text","text":"` + text + `"}]}}`)
+	line := largeResult()
 	b.SetBytes(int64(len(line)))
 	b.ReportAllocs()
 	for b.Loop() {

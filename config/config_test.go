@@ -1,9 +1,8 @@
-package main
+package config
 
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,18 +10,27 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/mcp-hub/mcp-hub/internal/testbin"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 func parseFlags(t *testing.T, args ...string) *pflag.FlagSet {
 	t.Helper()
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-	addConfigFlags(fs)
+	AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
 	return fs
 }
+
+// loadConfig loads as mcp-hub does: flags, environment and the default
+// file.
+func loadConfig(fs *pflag.FlagSet, environ []string) (*Config, error) {
+	return Load(Sources{Flags: fs, Environ: environ, DefaultFile: DefaultFile()})
+}
+
+var writeFile = testbin.WriteFile
 
 func TestConfigPrecedence(t *testing.T) {
 	file := writeFile(t, "hub.yaml", "logLevel: warn\ndataDir: /from/file\ncatalog:\n  policy: prefix\nfirstListWait: 3s\n")
@@ -61,7 +69,7 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.LogLevel != "info" || c.CatalogPolicy != "merge" || c.CatalogSeparator != "__" || c.FirstListWait != 10*time.Second ||
-		c.InitTimeout != 30*time.Second || c.CallTimeout != 120*time.Second || c.MaxInFlight != 10 || c.Backoff.Initial != 5*time.Second ||
+		c.InitTimeout != 30*time.Second || c.CallTimeout != 120*time.Second || c.MaxInFlight != 10 || c.Backoff.InitialDelay != 5*time.Second ||
 		c.Backoff.MaxAttempts != 5 || c.HealthInterval != 30*time.Second || c.MaxSpawns != 4 {
 		t.Errorf("defaults = %+v", c)
 	}
@@ -83,7 +91,7 @@ func TestConfigServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byName := map[string]ServerConfig{}
+	byName := map[string]Server{}
 	for _, s := range c.Servers {
 		byName[s.Spec.Name] = s
 	}
@@ -133,9 +141,9 @@ func TestConfigErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := writeFile(t, tt.file, tt.content)
 			_, err := loadConfig(parseFlags(t, "--config", p), nil)
-			var ce *ConfigError
+			var ce *Error
 			if !errors.As(err, &ce) {
-				t.Fatalf("err = %v, want a ConfigError", err)
+				t.Fatalf("err = %v, want an *Error", err)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(err.Error(), w) {
@@ -158,26 +166,6 @@ func TestConfigErrors(t *testing.T) {
 	})
 }
 
-// TestBadConfigExit runs the binary: a bad config exits 2 with the message on
-// stderr and nothing on stdout.
-func TestBadConfigExit(t *testing.T) {
-	p := writeFile(t, "hub.yaml", "mcpServers:\n  a:\n    args: [x]\n")
-	cmd := exec.Command(hubBin, "--config", p)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitConfig {
-		t.Fatalf("exit = %v, want code %d", err, exitConfig)
-	}
-	if stdout.Len() != 0 {
-		t.Errorf("stdout = %q, want nothing", stdout.String())
-	}
-	if !strings.Contains(stderr.String(), p) || !strings.Contains(stderr.String(), "mcpServers.a.command") {
-		t.Errorf("stderr = %q, want the file and key", stderr.String())
-	}
-}
-
 func TestEnvKey(t *testing.T) {
 	for in, want := range map[string]string{
 		"MCP_HUB_DATA_DIR":              "dataDir",
@@ -196,7 +184,7 @@ func TestNoConfigFileIsFine(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	if _, err := os.Stat(defaultConfigFile()); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(DefaultFile()); !errors.Is(err, os.ErrNotExist) {
 		t.Skip("a user config file exists")
 	}
 	c, err := loadConfig(parseFlags(t), nil)

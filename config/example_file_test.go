@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"os"
@@ -30,7 +30,8 @@ func TestExampleConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(b)
-	for _, key := range documentedKeys() {
+	for _, k := range Keys() {
+		key := k.Path
 		leaf := key[strings.LastIndex(key, ".")+1:]
 		if leaf == "*" {
 			continue

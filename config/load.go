@@ -1,0 +1,179 @@
+package config
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/knadh/koanf/parsers/json"
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/env/v2"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/providers/posflag"
+	"github.com/knadh/koanf/v2"
+	"github.com/spf13/pflag"
+)
+
+// Sources are where [Load] reads a configuration from. Every field is
+// optional: the zero Sources is the defaults.
+type Sources struct {
+	// File is the config file (YAML, or JSON when it ends in .json). A
+	// --config flag among Flags takes its place; when neither names one,
+	// $MCP_HUB_CONFIG in Environ does. A file named by any of them must
+	// exist.
+	File string
+	// DefaultFile is read when no file is named and it exists (mcp-hub:
+	// [DefaultFile]).
+	DefaultFile string
+	// Environ holds the MCP_HUB_* variables, as os.Environ returns them.
+	Environ []string
+	// Flags are the command line, parsed; only the flags the user set (of
+	// those [AddFlags] and the serve command define) count.
+	Flags *pflag.FlagSet
+}
+
+// Load merges defaults < config file < MCP_HUB_* environment < flags, and
+// validates the result. Errors are [*Error]s.
+func Load(src Sources) (*Config, error) {
+	path, explicit := src.DefaultFile, false
+	if f := flagNamed(src.Flags, "config"); f != nil && f.Changed {
+		path, explicit = f.Value.String(), true
+	} else if src.File != "" {
+		path, explicit = src.File, true
+	} else if v := lookupEnv(src.Environ, "MCP_HUB_CONFIG"); v != "" {
+		path, explicit = v, true
+	}
+
+	k := koanf.New(".")
+	cfgFile := ""
+	if path != "" {
+		if _, err := os.Stat(path); err == nil {
+			var parser koanf.Parser = yaml.Parser()
+			if strings.EqualFold(filepath.Ext(path), ".json") {
+				parser = json.Parser()
+			}
+			if err := k.Load(file.Provider(path), parser); err != nil {
+				return nil, &Error{File: path, Msg: describeParseError(err)}
+			}
+			cfgFile = path
+		} else if explicit || !errors.Is(err, fs.ErrNotExist) {
+			return nil, &Error{File: path, Msg: err.Error()}
+		}
+	}
+	envProvider := env.Provider(".", env.Opt{
+		Prefix: "MCP_HUB_",
+		TransformFunc: func(name, value string) (string, any) {
+			if name == "MCP_HUB_CONFIG" {
+				return "", nil // names the file; not a key
+			}
+			key := envKey(name)
+			if k, ok := lookupKey(key); ok && k.Kind == KindStrings {
+				var list []any // lists come comma separated in the environment
+				for _, v := range splitList(value) {
+					list = append(list, v)
+				}
+				return key, list
+			}
+			return key, value
+		},
+		EnvironFunc: func() []string { return src.Environ },
+	})
+	if err := k.Load(envProvider, nil); err != nil {
+		return nil, &Error{Msg: "environment: " + err.Error()}
+	}
+	if src.Flags != nil {
+		keys := flagKeys()
+		flagProvider := posflag.ProviderWithFlag(src.Flags, ".", k, func(f *pflag.Flag) (string, any) {
+			key, ok := keys[f.Name]
+			if !ok || !f.Changed {
+				return "", nil
+			}
+			return key, posflag.FlagVal(src.Flags, f)
+		})
+		if err := k.Load(flagProvider, nil); err != nil {
+			return nil, &Error{Msg: "flags: " + err.Error()}
+		}
+	}
+	return decode(cfgFile, k.Raw())
+}
+
+// AddFlags defines the flags every mcp-hub command accepts: --config and
+// the ones that set a key. The serve command adds --http, --http-no-auth
+// and --http-allow-remote, which set keys too.
+func AddFlags(fs *pflag.FlagSet) {
+	fs.String("config", "", "config file (YAML or JSON; also $MCP_HUB_CONFIG; default <user config dir>/mcp-hub/hub.yaml)")
+	fs.String("data-dir", "", "data directory (also $MCP_HUB_DATA_DIR)")
+	fs.String("log-level", "", "debug, info, warn or error (also $MCP_HUB_LOG_LEVEL)")
+	fs.String("log-format", "", "text or json (also $MCP_HUB_LOG_FORMAT)")
+	fs.String("catalog-policy", "", "merge or prefix (also $MCP_HUB_CATALOG__POLICY)")
+	fs.Duration("first-list-wait", 0, "bound on the first tools/list waiting for upstreams (also $MCP_HUB_FIRST_LIST_WAIT)")
+}
+
+// DefaultFile is <user config dir>/mcp-hub/hub.yaml, "" when there is no
+// user config dir.
+func DefaultFile() string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "mcp-hub", "hub.yaml")
+}
+
+// envKey turns MCP_HUB_CATALOG__POLICY into catalog.policy and
+// MCP_HUB_DATA_DIR into dataDir: "__" separates levels, "_" separates words.
+func envKey(name string) string {
+	rest, ok := strings.CutPrefix(name, "MCP_HUB_")
+	if !ok || rest == "" {
+		return ""
+	}
+	var parts []string
+	for _, seg := range strings.Split(rest, "__") {
+		words := strings.Split(strings.ToLower(seg), "_")
+		for i := 1; i < len(words); i++ {
+			if words[i] != "" {
+				words[i] = strings.ToUpper(words[i][:1]) + words[i][1:]
+			}
+		}
+		parts = append(parts, strings.Join(words, ""))
+	}
+	return strings.Join(parts, ".")
+}
+
+func lookupEnv(environ []string, name string) string {
+	for _, kv := range environ {
+		if n, v, ok := strings.Cut(kv, "="); ok && n == name {
+			return v
+		}
+	}
+	return ""
+}
+
+func flagNamed(fs *pflag.FlagSet, name string) *pflag.Flag {
+	if fs == nil {
+		return nil
+	}
+	return fs.Lookup(name)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+var lineColRE = regexp.MustCompile(`line \d+`)
+
+func describeParseError(err error) string {
+	msg := err.Error()
+	if !lineColRE.MatchString(msg) {
+		return "cannot parse: " + msg
+	}
+	return msg
+}
