@@ -84,9 +84,9 @@ func SecretName(name string) bool {
 type pMeaning int
 
 const (
-	pPassword pMeaning = iota // -p VALUE is a password (the default)
-	pNotSecret                // -p means something else (code, a package, a port)
-	pMySQL                    // -p VALUE and -pVALUE are passwords
+	pPassword  pMeaning = iota // -p VALUE is a password (the default)
+	pNotSecret                 // -p means something else (code, a package, a port)
+	pMySQL                     // -p VALUE and -pVALUE are passwords
 )
 
 var (

@@ -106,6 +106,28 @@ func TestURL(t *testing.T) {
 	}
 }
 
+func TestIsReference(t *testing.T) {
+	for v, want := range map[string]bool{
+		"${TOKEN}":              true,
+		"Bearer ${TOKEN}":       true,
+		"bearer ${TOKEN}":       true,
+		"Basic ${USER_PASS}":    true,
+		"${A}${B}":              true,
+		"file:/run/secrets/tok": true,
+		"plain":                 false,
+		"":                      false,
+		"Bearer abc":            false,
+		"abc${TOKEN}":           false,
+		"${TOKEN} trailing":     false,
+		"${UNTERMINATED":        false,
+		"Bearer ${A} ${":        false,
+	} {
+		if got := IsReference(v); got != want {
+			t.Errorf("IsReference(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
+
 func TestValue(t *testing.T) {
 	for v, want := range map[string]string{
 		"s3cret": "***", "": "", "${TOKEN}": "${TOKEN}", "Bearer ${TOKEN}": "Bearer ${TOKEN}",
@@ -160,7 +182,7 @@ func TestSecrets(t *testing.T) {
 func TestScrubber(t *testing.T) {
 	s := NewScrubber("ab", "abc", "info", "8080", "12345678", "p4ssword-long", "Bearer tok-12345678", "")
 	for in, want := range map[string]string{
-		"ab abc about":                    "ab abc about",         // 1–3 bytes: never
+		"ab abc about":                    "ab abc about",          // 1–3 bytes: never
 		"level=info information":          "level=*** information", // 4–7: whole words only
 		"info":                            "***",
 		"listening on :8080":              "listening on :8080", // short and only digits
