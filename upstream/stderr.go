@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 )
 
 // stderrLog turns an upstream's stderr into log records, one per line,
@@ -14,10 +16,10 @@ import (
 // rate-limited, redacted, and remembered in a short tail for diagnostics.
 type stderrLog struct {
 	logger *slog.Logger
+	secret *redact.Scrubber // the upstream's secret values
 
 	mu         sync.Mutex // guards following
-	redact     func(string) string
-	tail       []string // ring of the last tailLines lines
+	tail       []string   // ring of the last tailLines lines
 	next       int
 	tokens     float64
 	last       time.Time
@@ -35,16 +37,11 @@ const (
 	stderrReportDelay = time.Second
 )
 
-func newStderrLog(logger *slog.Logger) *stderrLog {
-	return &stderrLog{logger: logger, tokens: stderrBurst}
-}
-
-// setRedactor installs the function applied to every line (it masks the
-// upstream's secret values).
-func (s *stderrLog) setRedactor(f func(string) string) {
-	s.mu.Lock()
-	s.redact = f
-	s.mu.Unlock()
+// newStderrLog returns the stderr log of an upstream whose secret values
+// are secret: every line is scrubbed of them and masked by redact's rules
+// before it is logged or kept in the tail.
+func newStderrLog(logger *slog.Logger, secret *redact.Scrubber) *stderrLog {
+	return &stderrLog{logger: logger, secret: secret, tokens: stderrBurst}
 }
 
 // consume reads r line by line until it ends.
@@ -89,10 +86,8 @@ func readCappedLine(br *bufio.Reader, max int) (string, error) {
 
 func (s *stderrLog) line(l string) {
 	now := time.Now()
+	l = redact.Text(s.secret.Scrub(l))
 	s.mu.Lock()
-	if s.redact != nil {
-		l = s.redact(l)
-	}
 	if len(s.tail) < tailLines {
 		s.tail = append(s.tail, l)
 	} else {
@@ -144,20 +139,4 @@ func (s *stderrLog) Tail() []string {
 	}
 	out = append(out, s.tail[s.next:]...)
 	return append(out, s.tail[:s.next]...)
-}
-
-// secretRedactor returns a function that replaces every occurrence of the
-// given secret values (of 4 bytes or more) by "***".
-func secretRedactor(secrets []string) func(string) string {
-	var olds []string
-	for _, v := range secrets {
-		if len(v) >= 4 {
-			olds = append(olds, v, "***")
-		}
-	}
-	if len(olds) == 0 {
-		return func(s string) string { return s }
-	}
-	r := strings.NewReplacer(olds...)
-	return r.Replace
 }
