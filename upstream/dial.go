@@ -30,6 +30,7 @@ const DefaultProtocolVersion = "2025-11-25"
 func (u *Upstream) dial(ctx context.Context, spec *Spec) (*Conn, error) {
 	m := u.m
 	c := newConn(spec.Name, u.logger, u)
+	c.secret = u.secret
 	lookup := m.opts.LookupEnv
 	if lookup == nil {
 		lookup = os.LookupEnv

@@ -48,9 +48,11 @@ func newStderrLog(logger *slog.Logger, secret *redact.Scrubber) *stderrLog {
 func (s *stderrLog) consume(r io.Reader) {
 	br := bufio.NewReaderSize(r, 4096)
 	for {
-		line, err := readCappedLine(br, stderrLineMax)
+		// Read past the cap so that a secret value crossing it is
+		// scrubbed whole before the line is cut.
+		line, cut, err := readCappedLine(br, stderrLineMax+redact.CutSlack)
 		if line != "" {
-			s.line(line)
+			s.line(line, cut)
 		}
 		if err != nil {
 			s.flushSuppressed()
@@ -59,7 +61,9 @@ func (s *stderrLog) consume(r io.Reader) {
 	}
 }
 
-func readCappedLine(br *bufio.Reader, max int) (string, error) {
+// readCappedLine reads a line, keeping at most max bytes of it; cut says
+// whether it kept less than the whole line.
+func readCappedLine(br *bufio.Reader, max int) (line string, cut bool, err error) {
 	var b strings.Builder
 	truncated := false
 	for {
@@ -76,17 +80,18 @@ func readCappedLine(br *bufio.Reader, max int) (string, error) {
 		if err == bufio.ErrBufferFull {
 			continue
 		}
-		s := strings.TrimRight(b.String(), "\r\n")
-		if truncated {
-			s += stderrTruncation
-		}
-		return s, err
+		return strings.TrimRight(b.String(), "\r\n"), truncated, err
 	}
 }
 
-func (s *stderrLog) line(l string) {
+// line logs and keeps one line, scrubbed, masked and cut to stderrLineMax
+// (cut says the reader already cut it).
+func (s *stderrLog) line(raw string, cut bool) {
 	now := time.Now()
-	l = redact.Text(s.secret.Scrub(l))
+	l, cut := redact.Cut(s.secret, raw, stderrLineMax, cut)
+	if cut {
+		l += stderrTruncation
+	}
 	s.mu.Lock()
 	if len(s.tail) < tailLines {
 		s.tail = append(s.tail, l)

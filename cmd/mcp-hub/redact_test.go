@@ -36,7 +36,12 @@ const (
 	assignName  = "FIXTURE_API_TOKEN" // the NAME of plantAssign
 )
 
-var planted = []string{plantQuery, plantAPIKey, plantToken, plantEnv, plantHeader, plantDown, plantUser, plantAssign, plantDBPass, plantHeadFl}
+// plantLong is an env value longer than the lines the hub keeps or shows
+// whole: the stdout line that prints it is cut at 200 bytes, the stderr
+// line at 2048; what is left of it must not show either.
+var plantLong = "l-planted-" + strings.Repeat("0123456789abcdef", 190)
+
+var planted = []string{plantQuery, plantAPIKey, plantToken, plantEnv, plantHeader, plantDown, plantUser, plantAssign, plantDBPass, plantHeadFl, plantLong[:24]}
 
 // startHTTPFixtureProc starts the fixture serving streamable HTTP and
 // returns its endpoint URL.
@@ -115,13 +120,17 @@ servers:
     command: %[2]s
     args: ["-echo-env", "PLANTED_VALUE", "-exit-immediately"]
     env: {PLANTED_VALUE: %[9]s}
+  sec-long:
+    command: %[2]s
+    args: ["-only", "add", "-echo-env", "LONG_VALUE"]
+    env: {LONG_VALUE: %[15]s}
   sec-http:
     url: %[12]s
     headers: {X-Api-Key: %[13]s}
   sec-down:
     url: %[14]s
 `, token, fixtureBin, plantAPIKey, plantToken, plantUser, assignName, plantAssign, plantHeadFl, plantEnv,
-		mysql, plantDBPass, q(front.URL+"/mcp?key="+plantQuery), plantHeader, q("http://127.0.0.1:1/mcp?key="+plantDown)))
+		mysql, plantDBPass, q(front.URL+"/mcp?key="+plantQuery), plantHeader, q("http://127.0.0.1:1/mcp?key="+plantDown), plantLong))
 
 	hub := startRaw(t, []string{"MCP_HUB_CONFIG="}, hubBin, "--data-dir", data, "--config", cfgPath,
 		"--http", "127.0.0.1:0", "--stdio", "--log-level", "debug")
@@ -143,7 +152,7 @@ servers:
 		return string(m.Result)
 	}
 	// Every upstream has run: connected, or failed with its error recorded.
-	want := map[string]string{"sec-stdio": "CONNECTED", "sec-mysql": "CONNECTED", "sec-http": "CONNECTED", "sec-exits": "FAILED", "sec-down": "FAILED"}
+	want := map[string]string{"sec-stdio": "CONNECTED", "sec-mysql": "CONNECTED", "sec-long": "CONNECTED", "sec-http": "CONNECTED", "sec-exits": "FAILED", "sec-down": "FAILED"}
 	waitFor(t, 30*time.Second, "every upstream connected or failed", func() bool {
 		var res struct {
 			StructuredContent struct {
@@ -200,7 +209,8 @@ servers:
 	shows := map[string][]string{
 		"hub_get_server sec-stdio":         {"--api-key=***", "PLANTED_VALUE=***"},
 		"hub_get_server sec-http":          {"key=***"},
-		"hub log (debug)":                  {"retrying request", "not JSON-RPC", "PLANTED_VALUE=***"},
+		"hub_get_server sec-long":          {"LONG_VALUE=***…[truncated]"},
+		"hub log (debug)":                  {"retrying request", "not JSON-RPC", "PLANTED_VALUE=***", `line="env LONG_VALUE=***…"`},
 		"mcp-hub doctor --log-level debug": {"env PLANTED_VALUE=***"},
 	}
 	names := make([]string, 0, len(outputs))

@@ -240,3 +240,36 @@ func TestHandler(t *testing.T) {
 		}
 	}
 }
+
+func TestCut(t *testing.T) {
+	long := "L-" + strings.Repeat("0123456789", 100) // longer than CutSlack
+	s := NewScrubber("secret-value-1234", long)
+	tests := []struct {
+		name string
+		text string
+		n    int
+		more bool
+		want string
+		cut  bool
+	}{
+		{"short, whole", "x secret-value-1234 y", 100, false, "x *** y", false},
+		{"a value across the cut is masked whole", strings.Repeat("a", 10) + "secret-value-1234 tail", 15, false, strings.Repeat("a", 10) + "*** t", true},
+		{"the start of a value at the cut", "ab secret-val", 100, true, "ab ***", true},
+		{"the start of a long value cut by the caller", "line " + long[:300], 100, true, "line ***", true},
+		{"masks by Text, then cuts", "GET http://h/?key=abcdefgh rest", 21, false, "GET http://h/?key=***", true},
+		{"at a character boundary", "ééé", 3, false, "é", true},
+		{"nothing at the cut", "plain text here", 5, false, "plain", true},
+		{"a value's start shorter than MinScrubLen stays", "abc sec", 100, true, "abc sec", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, cut := Cut(s, tt.text, tt.n, tt.more)
+			if got != tt.want || cut != tt.cut {
+				t.Errorf("Cut(%q, %d, %v) = %q, %v; want %q, %v", tt.text, tt.n, tt.more, got, cut, tt.want, tt.cut)
+			}
+		})
+	}
+	if got, _ := Cut(nil, "abc", 2, false); got != "ab" {
+		t.Errorf("nil Scrubber: %q", got)
+	}
+}

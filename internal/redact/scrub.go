@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 )
 
 // The lengths that decide which exact values a Scrubber removes. A value
@@ -108,4 +109,50 @@ func allDigits(v string) bool {
 		}
 	}
 	return true
+}
+
+// CutSlack is how much more than it shows a caller that cuts an upstream's
+// output short should hand to [Cut], so that the rules of [Text] see a
+// little past the cut.
+const CutSlack = 512
+
+// Cut scrubs text of s's values (s may be nil), masks it by [Text] and cuts
+// it to at most n bytes (at a character boundary), reporting whether it is
+// cut. text is the start of an upstream's output, whole unless more is set
+// (pass up to n+[CutSlack] bytes of a longer one). Where the text is cut,
+// the start of a secret value that the cut splits is masked too: a text
+// ending in the first MinScrubLen bytes or more of a value ends in [Mask].
+func Cut(s *Scrubber, text string, n int, more bool) (string, bool) {
+	text = Text(s.Scrub(text))
+	cut := more
+	if len(text) > n {
+		for n > 0 && !utf8.RuneStart(text[n]) {
+			n--
+		}
+		text, cut = text[:n], true
+	}
+	if cut {
+		text = s.scrubTail(text)
+	}
+	return text, cut
+}
+
+// scrubTail masks the end of text when it is the start of a value (at
+// least MinScrubLen bytes of it): what is left of a value a cut split.
+func (s *Scrubber) scrubTail(text string) string {
+	if s == nil {
+		return text
+	}
+	p := s.vals.Load()
+	if p == nil {
+		return text
+	}
+	for _, v := range *p {
+		for k := min(len(v)-1, len(text)); k >= MinScrubLen; k-- {
+			if strings.HasSuffix(text, v[:k]) {
+				return text[:len(text)-k] + Mask
+			}
+		}
+	}
+	return text
 }
