@@ -28,6 +28,7 @@ const (
 	plantEnv    = "e-planted-5d6e"    // an env value, echoed by the upstream
 	plantHeader = "h-planted-1a4b"    // a header value
 	plantDown   = "d-planted-8f2c"    // the query of a URL nothing answers at
+	plantEcho   = "g-planted-5e3d"    // a header value a server echoes in its 401 body
 	plantUser   = "u-planted-6b0e"    // an argument URL's password
 	plantAssign = "a-planted-3c7f"    // NAME=VALUE argument with a secret-looking name
 	plantDBPass = "p-planted-0d9a"    // -pVALUE of a mysql-like command (a symlink to the fixture)
@@ -41,7 +42,7 @@ const (
 // line at 2048; what is left of it must not show either.
 var plantLong = "l-planted-" + strings.Repeat("0123456789abcdef", 190)
 
-var planted = []string{plantQuery, plantAPIKey, plantToken, plantEnv, plantHeader, plantDown, plantUser, plantAssign, plantDBPass, plantHeadFl, plantLong[:24]}
+var planted = []string{plantQuery, plantAPIKey, plantToken, plantEnv, plantHeader, plantDown, plantUser, plantAssign, plantDBPass, plantHeadFl, plantEcho, plantLong[:24]}
 
 // startHTTPFixtureProc starts the fixture serving streamable HTTP and
 // returns its endpoint URL.
@@ -88,6 +89,10 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	proxy.FlushInterval = -1
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/deny" {
+			http.Error(w, "invalid key "+r.Header.Get("X-Api-Key"), http.StatusUnauthorized)
+			return
+		}
 		if r.Method == http.MethodPost && refused.Add(1) == 1 {
 			w.Header().Set("Retry-After", "0")
 			http.Error(w, "busy", http.StatusServiceUnavailable)
@@ -129,8 +134,12 @@ servers:
     headers: {X-Api-Key: %[13]s}
   sec-down:
     url: %[14]s
+  sec-deny:
+    url: %[16]s
+    headers: {X-Api-Key: %[17]s}
 `, token, fixtureBin, plantAPIKey, plantToken, plantUser, assignName, plantAssign, plantHeadFl, plantEnv,
-		mysql, plantDBPass, q(front.URL+"/mcp?key="+plantQuery), plantHeader, q("http://127.0.0.1:1/mcp?key="+plantDown), plantLong))
+		mysql, plantDBPass, q(front.URL+"/mcp?key="+plantQuery), plantHeader, q("http://127.0.0.1:1/mcp?key="+plantDown), plantLong,
+		q(front.URL+"/deny"), plantEcho))
 
 	hub := startRaw(t, []string{"MCP_HUB_CONFIG="}, hubBin, "--data-dir", data, "--config", cfgPath,
 		"--http", "127.0.0.1:0", "--stdio", "--log-level", "debug")
@@ -152,7 +161,7 @@ servers:
 		return string(m.Result)
 	}
 	// Every upstream has run: connected, or failed with its error recorded.
-	want := map[string]string{"sec-stdio": "CONNECTED", "sec-mysql": "CONNECTED", "sec-long": "CONNECTED", "sec-http": "CONNECTED", "sec-exits": "FAILED", "sec-down": "FAILED"}
+	want := map[string]string{"sec-stdio": "CONNECTED", "sec-mysql": "CONNECTED", "sec-long": "CONNECTED", "sec-http": "CONNECTED", "sec-exits": "FAILED", "sec-down": "FAILED", "sec-deny": "FAILED"}
 	waitFor(t, 30*time.Second, "every upstream connected or failed", func() bool {
 		var res struct {
 			StructuredContent struct {
@@ -210,6 +219,7 @@ servers:
 		"hub_get_server sec-stdio":         {"--api-key=***", "PLANTED_VALUE=***"},
 		"hub_get_server sec-http":          {"key=***"},
 		"hub_get_server sec-long":          {"LONG_VALUE=***…[truncated]"},
+		"hub_get_server sec-deny":          {"HTTP 401 Unauthorized: invalid key ***"},
 		"hub log (debug)":                  {"retrying request", "not JSON-RPC", "PLANTED_VALUE=***", `line="env LONG_VALUE=***…"`},
 		"mcp-hub doctor --log-level debug": {"env PLANTED_VALUE=***"},
 	}
