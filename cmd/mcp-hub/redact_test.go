@@ -185,6 +185,9 @@ servers:
 	})
 
 	outputs := map[string]string{"hub_list_servers": call("hub_list_servers", "{}")}
+	for _, name := range []string{"sec-deny", "sec-down"} {
+		outputs["hub_restart_server "+name] = call("hub_restart_server", fmt.Sprintf(`{"name":%q}`, name))
+	}
 	for name := range want {
 		outputs["hub_get_server "+name] = call("hub_get_server", fmt.Sprintf(`{"name":%q}`, name))
 	}
