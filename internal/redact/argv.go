@@ -145,7 +145,7 @@ func (m *Masker) Argv(argv []string) []string {
 		}
 		if name, v, ok := strings.Cut(a, "="); ok {
 			switch {
-			case SecretName(name):
+			case SecretName(name), name == "-p" && p != pNotSecret:
 				out[i] = name + "=" + m.Value(v)
 			case isHeaderFlag(name):
 				out[i] = name + "=" + m.header(v, true)

@@ -52,6 +52,8 @@ func TestArgv(t *testing.T) {
 		{"mysql -pVALUE", []string{"/usr/bin/mysql", "-pS1", "db"}, []string{"/usr/bin/mysql", "-p***", "db"}},
 		{"mysqldump.exe -pVALUE", []string{`C:\bin\mysqldump.exe`, "-pS1"}, []string{`C:\bin\mysqldump.exe`, "-p***"}},
 		{"other -p VALUE", []string{"srv", "-p", "S1"}, []string{"srv", "-p", "***"}},
+		{"-p=VALUE", []string{"srv", "-p=S1"}, []string{"srv", "-p=***"}},
+		{"node -p=code", []string{"node", "-p=1+1"}, []string{"node", "-p=1+1"}},
 		{"other -pVALUE is not mysql's", []string{"srv", "-port", "8080"}, []string{"srv", "-port", "8080"}},
 		{"URL userinfo", []string{"srv", "postgres://admin:S1@db:5432/x"}, []string{"srv", "postgres://admin:***@db:5432/x"}},
 		{"URL in a flag value", []string{"srv", "--url=https://h/x?key=S1&v=2"}, []string{"srv", "--url=https://h/x?key=***&v=***"}},
