@@ -752,7 +752,7 @@ func (h *Hub) opApprove(ctx context.Context, who, name string) (adminResult, err
 		} else if err != nil {
 			return adminResult{}, errInternal("cannot store the approval", err)
 		}
-		_ = h.opts.Store.Audit(ctx, who, "approve", name, map[string]any{"launch": cur.Spec.Launch()})
+		_ = h.opts.Store.Audit(ctx, who, "approve", name, map[string]any{"launch": cur.Spec.RedactedLaunch()})
 	}
 	res, err := h.started(ctx, name, "Approved", fullWait)
 	if err == nil {
