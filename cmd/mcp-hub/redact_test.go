@@ -29,6 +29,8 @@ const (
 	plantHeader = "h-planted-1a4b"    // a header value
 	plantDown   = "d-planted-8f2c"    // the query of a URL nothing answers at
 	plantEcho   = "g-planted-5e3d"    // a header value a server echoes in its 401 body
+	plantPendT  = "v-planted-2f6a"    // --token VALUE of a registration waiting for approval
+	plantPendK  = "w-planted-7b1c"    // --api-key=VALUE of one
 	plantUser   = "u-planted-6b0e"    // an argument URL's password
 	plantAssign = "a-planted-3c7f"    // NAME=VALUE argument with a secret-looking name
 	plantDBPass = "p-planted-0d9a"    // -pVALUE of a mysql-like command (a symlink to the fixture)
@@ -42,7 +44,7 @@ const (
 // line at 2048; what is left of it must not show either.
 var plantLong = "l-planted-" + strings.Repeat("0123456789abcdef", 190)
 
-var planted = []string{plantQuery, plantAPIKey, plantToken, plantEnv, plantHeader, plantDown, plantUser, plantAssign, plantDBPass, plantHeadFl, plantEcho, plantLong[:24]}
+var planted = []string{plantQuery, plantAPIKey, plantToken, plantEnv, plantHeader, plantDown, plantUser, plantAssign, plantDBPass, plantHeadFl, plantEcho, plantPendT, plantPendK, plantLong[:24]}
 
 // startHTTPFixtureProc starts the fixture serving streamable HTTP and
 // returns its endpoint URL.
@@ -191,25 +193,38 @@ servers:
 	for name := range want {
 		outputs["hub_get_server "+name] = call("hub_get_server", fmt.Sprintf(`{"name":%q}`, name))
 	}
-	rest := func(path string) string {
-		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+	restDo := func(method, path, body string, status int) string {
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
+		if resp.StatusCode != status {
+			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
 		}
 		return string(b)
+	}
+	rest := func(path string) string { return restDo(http.MethodGet, path, "", http.StatusOK) }
+	// Registrations waiting for approval: what they would run is shown.
+	pending := func(name string) string {
+		return fmt.Sprintf(`{"name":%q,"command":%q,"args":["--","--token",%q,"--api-key=%s"],"env":{"PLANTED_VALUE":%q}}`,
+			name, fixtureBin, plantPendT, plantPendK, plantEnv)
+	}
+	outputs["POST /api/servers"] = restDo(http.MethodPost, "/api/servers", pending("sec-pending"), http.StatusCreated)
+	outputs["hub_add_server"] = call("hub_add_server", pending("sec-pending2"))
+	for _, name := range []string{"sec-pending", "sec-pending2"} {
+		want[name] = "PENDING"
+		outputs["hub_get_server "+name] = call("hub_get_server", fmt.Sprintf(`{"name":%q}`, name))
 	}
 	outputs["GET /api/servers"] = rest("/api/servers")
 	for name := range want {
 		outputs["GET /api/servers/"+name] = rest("/api/servers/" + name)
 	}
-	for _, args := range [][]string{{"list"}, {"status"}, {"export"}, {"export", "--format", "yaml"}, {"doctor", "--log-level", "debug"}} {
+	for _, args := range [][]string{{"list"}, {"status"}, {"export"}, {"export", "--format", "yaml"}, {"doctor", "--log-level", "debug"}, {"approve", "sec-pending"}} {
 		out, _ := cliConfig(t, data, cfgPath, args...)
 		outputs["mcp-hub "+strings.Join(args, " ")] = out
 	}
@@ -223,6 +238,10 @@ servers:
 		"hub_get_server sec-http":          {"key=***"},
 		"hub_get_server sec-long":          {"LONG_VALUE=***…[truncated]"},
 		"hub_get_server sec-deny":          {"HTTP 401 Unauthorized: invalid key ***"},
+		"hub_get_server sec-pending":       {"--token '***' '--api-key=***'"},
+		"hub_add_server":                   {"--token '***' '--api-key=***'"},
+		"POST /api/servers":                {"--token '***' '--api-key=***'"},
+		"mcp-hub approve sec-pending":      {"--token '***' '--api-key=***'"},
 		"hub log (debug)":                  {"retrying request", "not JSON-RPC", "PLANTED_VALUE=***", `line="env LONG_VALUE=***…"`},
 		"mcp-hub doctor --log-level debug": {"env PLANTED_VALUE=***"},
 	}
