@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/catalog"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -190,13 +191,13 @@ func (h *Hub) registerAdminTools() []catalog.Item {
 		h.server.AddTool(t.tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			args, err := decodeArgs(req.Params.Arguments, t.tool.InputSchema.(map[string]any))
 			if err != nil {
-				return errResult(err.Error()), nil
+				return errResult(redact.Text(err.Error())), nil
 			}
 			res, err := t.handle(ctx, req, args)
 			if err != nil {
-				return errResult(err.Error()), nil
+				return errResult(redact.Text(err.Error())), nil
 			}
-			return okResult(res.text, res.data), nil
+			return okResult(redact.Text(res.text), res.data), nil
 		})
 		raw, err := json.Marshal(t.tool)
 		if err != nil {
@@ -366,7 +367,7 @@ func (h *Hub) opGet(ctx context.Context, name string) (adminResult, error) {
 	red := spec.Redacted()
 	cfg, _ := json.MarshalIndent(red, "", "  ")
 	text := fmt.Sprintf("%s: %s, %d tools\nconfiguration (secret values masked):\n%s\nlaunch spec: %s\ntools: %s",
-		view.Name, view.State, view.Tools, cfg, spec.Launch(), strings.Join(tools, ", "))
+		view.Name, view.State, view.Tools, cfg, red.Launch(), strings.Join(tools, ", "))
 	if view.Approval != "" {
 		text += "\napproval: " + view.Approval
 		if view.ApprovalNote != "" {
@@ -751,7 +752,7 @@ func (h *Hub) opApprove(ctx context.Context, who, name string) (adminResult, err
 		} else if err != nil {
 			return adminResult{}, errInternal("cannot store the approval", err)
 		}
-		_ = h.opts.Store.Audit(ctx, who, "approve", name, map[string]any{"launch": cur.Spec.Launch()})
+		_ = h.opts.Store.Audit(ctx, who, "approve", name, map[string]any{"launch": cur.Spec.RedactedLaunch()})
 	}
 	res, err := h.started(ctx, name, "Approved", fullWait)
 	if err == nil {

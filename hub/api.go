@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 )
 
 // The admin REST API (seed 000's surface) runs the same operations as the
@@ -124,7 +126,7 @@ func writeAPI(w http.ResponseWriter, okStatus int, server string, res adminResul
 		errors.As(err, &ae)
 		w.WriteHeader(ae.status)
 		_ = json.NewEncoder(w).Encode(map[string]any{
-			"error": ae.code, "message": ae.msg, "server": server, "timestamp": time.Now().UTC().Format(time.RFC3339),
+			"error": ae.code, "message": redact.Text(ae.msg), "server": server, "timestamp": time.Now().UTC().Format(time.RFC3339),
 		})
 		return
 	}
@@ -132,7 +134,7 @@ func writeAPI(w http.ResponseWriter, okStatus int, server string, res adminResul
 	if data == nil {
 		data = map[string]any{}
 	}
-	data["message"] = res.text
+	data["message"] = redact.Text(res.text)
 	w.WriteHeader(okStatus)
 	_ = json.NewEncoder(w).Encode(data)
 }

@@ -114,7 +114,7 @@ func (h *Hub) syncConfig(ctx context.Context, config []ConfigServer) error {
 				"upstream", c.Spec.Name, "replaced_source", old.Source, "file", h.opts.ConfigFile)
 			_ = st.Audit(ctx, "config", "replace", c.Spec.Name, map[string]any{
 				"reason": "the config file defines this name", "replacedSource": old.Source,
-				"replacedLaunch": old.Spec.Launch()})
+				"replacedLaunch": old.Spec.RedactedLaunch()})
 			fallthrough
 		default:
 			if old.Source == upstream.SourceConfig && reflect.DeepEqual(old.Spec, c.Spec) && old.Enabled == want.Enabled && old.Approved() {
@@ -416,9 +416,9 @@ func (h *Hub) forgetUpstream(name string) {
 }
 
 // auditDetail is a JSON-safe description of a spec for the audit log: the
-// launch spec (names of env vars and headers, never their values).
+// launch spec with its secret values masked.
 func auditDetail(spec upstream.Spec) json.RawMessage {
-	b, _ := json.Marshal(map[string]any{"launch": spec.Launch(), "description": spec.Description})
+	b, _ := json.Marshal(map[string]any{"launch": spec.RedactedLaunch(), "description": spec.Description})
 	return b
 }
 

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -52,6 +53,7 @@ var (
 type Conn struct {
 	name   string
 	logger *slog.Logger
+	secret *redact.Scrubber // the values the hub passed to the upstream
 	link   link
 	events Events
 
@@ -305,7 +307,7 @@ func (c *Conn) receive(msg []byte, origin []byte) {
 	if err != nil {
 		if c.badLines.allow() {
 			c.logger.Warn("upstream wrote a line that is not JSON-RPC; skipped",
-				"err", err, "line", preview(msg))
+				"err", err, "line", c.preview(msg))
 		}
 		return
 	}
@@ -475,12 +477,25 @@ func (s sdkConn) Close() error {
 func (s sdkConn) SessionID() string { return "" }
 
 // preview returns the start of a line for a log record.
+// previewLen is how much of an upstream's output a preview shows.
+const previewLen = 200
+
 func preview(b []byte) string {
-	const n = 200
-	if len(b) > n {
-		return string(b[:n]) + "…"
+	if len(b) > previewLen {
+		return string(b[:previewLen]) + "…"
 	}
 	return string(b)
+}
+
+// preview implements sink: the start of b, scrubbed of the values the hub
+// passed to the upstream and masked, then cut.
+func (c *Conn) preview(b []byte) string {
+	more := len(b) > previewLen+redact.CutSlack
+	s, cut := redact.Cut(c.secret, string(b[:min(len(b), previewLen+redact.CutSlack)]), previewLen, more)
+	if cut {
+		s += "…"
+	}
+	return s
 }
 
 // rateLimiter allows a burst of events and then one per interval.

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -28,21 +30,18 @@ const DefaultProtocolVersion = "2025-11-25"
 func (u *Upstream) dial(ctx context.Context, spec *Spec) (*Conn, error) {
 	m := u.m
 	c := newConn(spec.Name, u.logger, u)
+	c.secret = u.secret
 	lookup := m.opts.LookupEnv
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
-	var secrets []string
 	switch spec.Transport {
 	case TransportStdio:
 		env, err := resolveMap("env", spec.Env, lookup)
 		if err != nil {
 			return nil, err
 		}
-		for _, v := range env {
-			secrets = append(secrets, v)
-		}
-		u.stderr.setRedactor(secretRedactor(secrets))
+		u.secret.Set(spec.secretValues(env)...)
 		environ := os.Environ()
 		if m.opts.Environ != nil {
 			environ = m.opts.Environ()
@@ -63,6 +62,7 @@ func (u *Upstream) dial(ctx context.Context, spec *Spec) (*Conn, error) {
 		if err != nil {
 			return nil, err
 		}
+		u.secret.Set(spec.secretValues(headers)...)
 		initTimeout := pick(spec.InitTimeout.Std(), m.opts.InitTimeout)
 		sctx, cancel := context.WithTimeout(ctx, initTimeout)
 		_, err = startHTTP(sctx, spec, headers, httpOptions{
@@ -88,7 +88,7 @@ func (u *Upstream) dial(ctx context.Context, spec *Spec) (*Conn, error) {
 	// itself); declaring them makes go-sdk open a subscriptions/listen
 	// stream with a 2026-07-28 upstream, which only then sends list_changed.
 	client := mcp.NewClient(&mcp.Implementation{Name: m.opts.ClientName, Version: m.opts.ClientVersion},
-		&mcp.ClientOptions{Logger: m.opts.SDKLogger, Capabilities: caps,
+		&mcp.ClientOptions{Logger: slog.New(redact.NewHandler(m.opts.SDKLogger.Handler(), u.secret)), Capabilities: caps,
 			ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) {},
 			PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) {},
 			ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {},

@@ -3,16 +3,16 @@ package upstream
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"time"
 
 	"github.com/hashicorp/go-cleanhttp"
 	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 )
 
 // maxRetryAfter caps how long the hub honours an upstream's Retry-After.
@@ -24,6 +24,7 @@ const maxRetryAfter = 10 * time.Second
 // (the dial failed) or the upstream said so (429, 503), honouring
 // Retry-After up to maxRetryAfter. Every request carries the upstream's
 // configured headers; nothing from the hub's own clients is ever forwarded.
+// The logger must mask secrets (an Upstream's does; see retryLogger).
 func newHTTPClient(headers map[string]string, logger *slog.Logger) *http.Client {
 	rc := retryablehttp.NewClient()
 	rc.RetryMax = 3
@@ -105,42 +106,16 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return t.base.RoundTrip(r)
 }
 
-// retryLogger adapts slog to retryablehttp's LeveledLogger and redacts URL
-// query strings, which may carry secrets.
+// retryLogger adapts slog to retryablehttp's LeveledLogger. Its logger is
+// an upstream's, whose handler masks what go-retryablehttp logs (the URL
+// of every request and retry, with its query) by redact's rules.
 type retryLogger struct{ l *slog.Logger }
 
-func (r retryLogger) redact(kv []any) []any {
-	out := make([]any, len(kv))
-	for i, v := range kv {
-		switch v := v.(type) {
-		case *url.URL:
-			out[i] = RedactURL(v.String())
-		case string:
-			if i > 0 && kv[i-1] == "url" {
-				out[i] = RedactURL(v)
-			} else {
-				out[i] = v
-			}
-		case error:
-			out[i] = redactErr(v)
-		default:
-			out[i] = v
-		}
-	}
-	return out
-}
+func (r retryLogger) Error(msg string, kv ...any) { r.l.Error("http: "+msg, kv...) }
+func (r retryLogger) Info(msg string, kv ...any)  { r.l.Debug("http: "+msg, kv...) }
+func (r retryLogger) Debug(msg string, kv ...any) { r.l.Debug("http: "+msg, kv...) }
+func (r retryLogger) Warn(msg string, kv ...any)  { r.l.Warn("http: "+msg, kv...) }
 
-// redactErr removes URL query strings from an error's text (url.Error
-// quotes the full URL).
-func redactErr(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return fmt.Sprintf("%s %s: %v", ue.Op, RedactURL(ue.URL), ue.Err)
-	}
-	return err.Error()
-}
-
-func (r retryLogger) Error(msg string, kv ...any) { r.l.Error("http: "+msg, r.redact(kv)...) }
-func (r retryLogger) Info(msg string, kv ...any)  { r.l.Debug("http: "+msg, r.redact(kv)...) }
-func (r retryLogger) Debug(msg string, kv ...any) { r.l.Debug("http: "+msg, r.redact(kv)...) }
-func (r retryLogger) Warn(msg string, kv ...any)  { r.l.Warn("http: "+msg, r.redact(kv)...) }
+// redactErr is an HTTP error's text with redact's rules applied (url.Error
+// quotes the full URL, query included).
+func redactErr(err error) string { return redact.Text(err.Error()) }

@@ -256,7 +256,7 @@ func (l *streamLink) request(msg []byte, m wire.Message) {
 			deliver(body)
 			return
 		}
-		l.s.abort(id, fmt.Errorf("HTTP %s: %s", resp.Status, preview(bytes.TrimSpace(body))))
+		l.s.abort(id, fmt.Errorf("HTTP %s: %s", resp.Status, l.s.preview(bytes.TrimSpace(body))))
 	case ct == "text/event-stream":
 		l.readPostStream(resp, id, deliver)
 	case resp.StatusCode == http.StatusAccepted:

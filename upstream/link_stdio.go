@@ -48,6 +48,10 @@ type sink interface {
 	// abort fails the one request with the given raw id, whose answer the
 	// link will never deliver.
 	abort(id []byte, err error)
+	// preview returns the start of something the upstream wrote, for a log
+	// line or an error: scrubbed of the upstream's secret values, masked
+	// by redact's rules and cut short.
+	preview(b []byte) string
 }
 
 // stdioOptions configures a stdio link.

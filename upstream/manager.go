@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/mcp-hub/mcp-hub/internal/framing"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"io"
 	"log/slog"
 	"reflect"
@@ -184,10 +185,12 @@ func (m *Manager) Add(spec Spec, opts AddOptions) (*Upstream, error) {
 	if _, ok := m.upstreams[spec.Name]; ok {
 		return nil, fmt.Errorf("%w: %s", ErrExists, spec.Name)
 	}
+	secret := redact.NewScrubber()
 	u := &Upstream{
 		m:        m,
 		name:     spec.Name,
-		logger:   m.opts.Logger.With("upstream", spec.Name),
+		secret:   secret,
+		logger:   slog.New(redact.NewHandler(m.opts.Logger.Handler(), secret)).With("upstream", spec.Name),
 		inflight: make(chan struct{}, pickInt(spec.MaxInFlight, m.opts.MaxInFlight)),
 		cmds:     make(chan command, 4),
 		kick:     make(chan struct{}, 1),
@@ -198,7 +201,7 @@ func (m *Manager) Add(spec Spec, opts AddOptions) (*Upstream, error) {
 		spec:     spec,
 		changed:  make(chan struct{}),
 	}
-	u.stderr = newStderrLog(u.logger)
+	u.stderr = newStderrLog(u.logger, secret)
 	u.status = Status{Name: spec.Name, Transport: spec.Transport, State: StatePending, Since: time.Now()}
 	if opts.Cached != nil {
 		u.inv = *opts.Cached

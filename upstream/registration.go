@@ -69,9 +69,9 @@ func (r Registration) ApprovalState() string {
 }
 
 // Redacted returns a copy of r whose secret values (env and header values,
-// URL query values) are masked; see [Spec.Redacted]. The approved
-// fingerprint, a hash of those values, is dropped: the copy is for showing,
-// not for checking approval.
+// URL userinfo and query values, secret-looking arguments) are masked; see
+// [Spec.Redacted]. The approved fingerprint, a hash of those values, is
+// dropped: the copy is for showing, not for checking approval.
 func (r Registration) Redacted() Registration {
 	r.Spec = r.Spec.Redacted()
 	r.ApprovedHash = ""

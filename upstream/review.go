@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 )
 
 // Review renders, for a person about to approve s, what approving it lets
@@ -68,12 +70,16 @@ func (s *Spec) Review() string {
 }
 
 // formatArgv renders a command and its arguments as a person reads them:
-// each quoted for a POSIX shell where needed, never truncated. Every output
-// that shows what a stdio upstream runs goes through it.
+// each quoted for a POSIX shell where needed, never truncated, with the
+// values of secret-looking arguments masked ([redact.Argv]: --token x,
+// --api-key=x, mysql's -px, URL credentials; never -p, -e or -c of an
+// interpreter, which are what runs). Every output that shows what a stdio
+// upstream runs goes through it.
 func formatArgv(command string, args []string) string {
+	argv := redact.Argv(append([]string{command}, args...))
 	var b strings.Builder
-	b.WriteString(quoteArg(command))
-	for _, a := range args {
+	b.WriteString(quoteArg(argv[0]))
+	for _, a := range argv[1:] {
 		b.WriteByte(' ')
 		b.WriteString(quoteArg(a))
 	}

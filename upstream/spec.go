@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 )
 
 // Transport names how the hub reaches an upstream server.
@@ -362,48 +364,43 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-// Redacted returns a copy of the spec whose env and header values are
-// replaced by "***", and whose URL has its query values masked. It is what
-// the hub shows in logs and tool output.
+// Redacted returns a copy of the spec with its secret values masked by
+// redact's rules: env and header values (references such as ${VAR} and
+// file:PATH are kept), URL userinfo and parameter values, and the values
+// of secret-looking arguments. It is what the hub shows anywhere but in
+// an approval prompt: tool results, the REST API, the command line, logs.
 func (s Spec) Redacted() Spec {
 	r := s
-	r.Args = slices.Clone(s.Args)
-	if len(s.Env) > 0 {
-		r.Env = make(map[string]string, len(s.Env))
-		for k := range s.Env {
-			r.Env[k] = "***"
-		}
+	if len(s.Args) > 0 {
+		r.Args = redact.Argv(append([]string{s.Command}, s.Args...))[1:]
 	}
-	if len(s.Headers) > 0 {
-		r.Headers = make(map[string]string, len(s.Headers))
-		for k := range s.Headers {
-			r.Headers[k] = "***"
-		}
-	}
-	r.URL = RedactURL(s.URL)
+	r.Env = redact.Values(s.Env)
+	r.Headers = redact.Values(s.Headers)
+	r.URL = redact.URL(s.URL)
 	return r
 }
 
-// RedactURL masks userinfo and query values of a URL.
-func RedactURL(raw string) string {
-	if raw == "" {
-		return ""
+// RedactedLaunch is the launch spec of [Spec.Redacted]: what outputs other
+// than an approval prompt show of what an upstream runs.
+func (s Spec) RedactedLaunch() LaunchSpec {
+	r := s.Redacted()
+	return r.Launch()
+}
+
+// secretValues are the exact values the hub passes to the upstream that
+// redact's rules call secret: the resolved env or header values, the
+// values of secret-looking arguments, the URL's userinfo and parameter
+// values. What the upstream writes back is scrubbed of them.
+func (s *Spec) secretValues(resolved map[string]string) []string {
+	var argv []string
+	if s.Command != "" {
+		argv = append([]string{s.Command}, s.Args...)
 	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "<invalid url>"
+	out := redact.Secrets(argv, s.URL)
+	for _, v := range resolved {
+		out = append(out, v)
 	}
-	if u.User != nil {
-		u.User = url.User("***")
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			q[k] = []string{"***"}
-		}
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
+	return out
 }
 
 // LaunchWarnings returns what deserves a careful look before approving this

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 )
 
 // stderrLog turns an upstream's stderr into log records, one per line,
@@ -14,10 +16,10 @@ import (
 // rate-limited, redacted, and remembered in a short tail for diagnostics.
 type stderrLog struct {
 	logger *slog.Logger
+	secret *redact.Scrubber // the upstream's secret values
 
 	mu         sync.Mutex // guards following
-	redact     func(string) string
-	tail       []string // ring of the last tailLines lines
+	tail       []string   // ring of the last tailLines lines
 	next       int
 	tokens     float64
 	last       time.Time
@@ -35,25 +37,22 @@ const (
 	stderrReportDelay = time.Second
 )
 
-func newStderrLog(logger *slog.Logger) *stderrLog {
-	return &stderrLog{logger: logger, tokens: stderrBurst}
-}
-
-// setRedactor installs the function applied to every line (it masks the
-// upstream's secret values).
-func (s *stderrLog) setRedactor(f func(string) string) {
-	s.mu.Lock()
-	s.redact = f
-	s.mu.Unlock()
+// newStderrLog returns the stderr log of an upstream whose secret values
+// are secret: every line is scrubbed of them and masked by redact's rules
+// before it is logged or kept in the tail.
+func newStderrLog(logger *slog.Logger, secret *redact.Scrubber) *stderrLog {
+	return &stderrLog{logger: logger, secret: secret, tokens: stderrBurst}
 }
 
 // consume reads r line by line until it ends.
 func (s *stderrLog) consume(r io.Reader) {
 	br := bufio.NewReaderSize(r, 4096)
 	for {
-		line, err := readCappedLine(br, stderrLineMax)
+		// Read past the cap so that a secret value crossing it is
+		// scrubbed whole before the line is cut.
+		line, cut, err := readCappedLine(br, stderrLineMax+redact.CutSlack)
 		if line != "" {
-			s.line(line)
+			s.line(line, cut)
 		}
 		if err != nil {
 			s.flushSuppressed()
@@ -62,7 +61,9 @@ func (s *stderrLog) consume(r io.Reader) {
 	}
 }
 
-func readCappedLine(br *bufio.Reader, max int) (string, error) {
+// readCappedLine reads a line, keeping at most max bytes of it; cut says
+// whether it kept less than the whole line.
+func readCappedLine(br *bufio.Reader, max int) (line string, cut bool, err error) {
 	var b strings.Builder
 	truncated := false
 	for {
@@ -79,20 +80,19 @@ func readCappedLine(br *bufio.Reader, max int) (string, error) {
 		if err == bufio.ErrBufferFull {
 			continue
 		}
-		s := strings.TrimRight(b.String(), "\r\n")
-		if truncated {
-			s += stderrTruncation
-		}
-		return s, err
+		return strings.TrimRight(b.String(), "\r\n"), truncated, err
 	}
 }
 
-func (s *stderrLog) line(l string) {
+// line logs and keeps one line, scrubbed, masked and cut to stderrLineMax
+// (cut says the reader already cut it).
+func (s *stderrLog) line(raw string, cut bool) {
 	now := time.Now()
-	s.mu.Lock()
-	if s.redact != nil {
-		l = s.redact(l)
+	l, cut := redact.Cut(s.secret, raw, stderrLineMax, cut)
+	if cut {
+		l += stderrTruncation
 	}
+	s.mu.Lock()
 	if len(s.tail) < tailLines {
 		s.tail = append(s.tail, l)
 	} else {
@@ -144,20 +144,4 @@ func (s *stderrLog) Tail() []string {
 	}
 	out = append(out, s.tail[s.next:]...)
 	return append(out, s.tail[:s.next]...)
-}
-
-// secretRedactor returns a function that replaces every occurrence of the
-// given secret values (of 4 bytes or more) by "***".
-func secretRedactor(secrets []string) func(string) string {
-	var olds []string
-	for _, v := range secrets {
-		if len(v) >= 4 {
-			olds = append(olds, v, "***")
-		}
-	}
-	if len(olds) == 0 {
-		return func(s string) string { return s }
-	}
-	r := strings.NewReplacer(olds...)
-	return r.Replace
 }

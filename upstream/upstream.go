@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 )
 
 // Upstream is one registered upstream server. Its supervisor goroutine owns
@@ -19,8 +21,11 @@ import (
 type Upstream struct {
 	m      *Manager
 	name   string
-	logger *slog.Logger
+	logger *slog.Logger // masks secrets, and scrubs secret's values
 	stderr *stderrLog
+	// secret holds the values the hub passed to the upstream in its last
+	// attempt; what the upstream writes back is scrubbed of them.
+	secret *redact.Scrubber
 
 	conn     atomic.Pointer[Conn] // the live connection, or nil
 	lastUse  atomic.Int64         // unix nanos of the last call
@@ -92,6 +97,7 @@ func (u *Upstream) update(f func(s *Status, inv *Inventory)) {
 	u.m.gen.Add(1) // before the change is visible: see Manager.Generation
 	before := u.status.State
 	f(&u.status, &u.inv)
+	u.status.LastError = redact.Text(u.secret.Scrub(u.status.LastError))
 	if u.status.State != before {
 		u.status.Since = time.Now()
 	}

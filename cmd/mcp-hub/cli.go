@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/persist"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -67,7 +68,7 @@ func cmdList(ctx context.Context, e *cmdEnv) int {
 		lines := map[string]string{}
 		for _, r := range regs {
 			approval := r.ApprovalState()
-			launch := strings.ReplaceAll(r.Spec.Launch().String(), "\n", "; ")
+			launch := strings.ReplaceAll(r.Spec.RedactedLaunch().String(), "\n", "; ")
 			lines[r.Spec.Name] = fmt.Sprintf("%s\t%s\t%s\t%s\t%v\t%s\n", r.Spec.Name, r.Spec.InferTransport(), r.Source, approval, r.Enabled, launch)
 		}
 		for _, b := range broken {
@@ -117,7 +118,7 @@ func cmdStatus(ctx context.Context, e *cmdEnv) int {
 				state = string(upstream.StatePending)
 				lastErr = "awaiting approval: mcp-hub approve " + r.Spec.Name
 			}
-			lines[r.Spec.Name] = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\n", r.Spec.Name, state, tools, r.ApprovalState(), oneLine(lastErr), reported)
+			lines[r.Spec.Name] = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\n", r.Spec.Name, state, tools, r.ApprovalState(), oneLine(redact.Text(lastErr)), reported)
 		}
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tSTATE\tTOOLS\tAPPROVAL\tLAST ERROR\tREPORTED")
@@ -179,7 +180,7 @@ func cmdAdd(ctx context.Context, e *cmdEnv) int {
 			fmt.Fprintln(e.stderr, "mcp-hub add:", err)
 			return exitFail
 		}
-		_ = hubStore{st}.Audit(ctx, "cli", "add", spec.Name, map[string]any{"launch": spec.Launch()})
+		_ = hubStore{st}.Audit(ctx, "cli", "add", spec.Name, map[string]any{"launch": spec.RedactedLaunch()})
 		fmt.Fprintf(e.stdout, "Added %q (approved). It will:\n\n%s\n\nA running hub picks it up within seconds.\n", spec.Name, indent(spec.Review()))
 		return exitOK
 	})
@@ -219,7 +220,7 @@ func cmdRemove(ctx context.Context, e *cmdEnv) int {
 			fmt.Fprintln(e.stderr, "mcp-hub remove:", err)
 			return exitFail
 		}
-		_ = hubStore{st}.Audit(ctx, "cli", "remove", name, map[string]any{"launch": r.Spec.Launch()})
+		_ = hubStore{st}.Audit(ctx, "cli", "remove", name, map[string]any{"launch": r.Spec.RedactedLaunch()})
 		fmt.Fprintf(e.stdout, "Removed %q. A running hub stops it within seconds.\n", name)
 		return exitOK
 	})
@@ -275,7 +276,7 @@ func cmdApprove(ctx context.Context, e *cmdEnv) int {
 			fmt.Fprintln(e.stderr, "mcp-hub approve:", err)
 			return exitFail
 		}
-		_ = hubStore{st}.Audit(ctx, "cli", "approve", name, map[string]any{"launch": r.Spec.Launch()})
+		_ = hubStore{st}.Audit(ctx, "cli", "approve", name, map[string]any{"launch": r.Spec.RedactedLaunch()})
 		fmt.Fprintf(e.stdout, "Approved %q. A running hub starts it within seconds.\n", name)
 		return exitOK
 	})
@@ -311,7 +312,7 @@ func cmdReject(ctx context.Context, e *cmdEnv) int {
 			fmt.Fprintln(e.stderr, "mcp-hub reject:", err)
 			return exitFail
 		}
-		_ = hubStore{st}.Audit(ctx, "cli", "reject", name, map[string]any{"launch": r.Spec.Launch()})
+		_ = hubStore{st}.Audit(ctx, "cli", "reject", name, map[string]any{"launch": r.Spec.RedactedLaunch()})
 		fmt.Fprintf(e.stdout, "Rejected %q: it will not run (remove it with mcp-hub remove %s).\n", name, name)
 		return exitOK
 	})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/catalog"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/persist"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -143,7 +144,7 @@ func diagnose(r *probeResult, p *probe, cfg *Config) doctorRow {
 			row.Runs = spec.Command + " (not found)"
 		}
 	} else {
-		row.Runs = (&masker{}).url(spec.URL)
+		row.Runs = redact.URL(spec.URL)
 	}
 	if r.NotRun != "" {
 		row.Status = notRunStatus(r.NotRun)
@@ -251,7 +252,7 @@ func hints(r *probeResult, lookErr error, initTimeout time.Duration) []string {
 		}
 		slow := r.Ready > 5*time.Second || failed && strings.Contains(lastErr, "no answer within")
 		if downloaders[strings.TrimSuffix(base, ".cmd")] && slow {
-			out = append(out, fmt.Sprintf("%s downloads the package on its first run, which can take longer than the initialize timeout (%s): run `%s` once in a terminal, or raise initTimeout for this server", base, initTimeout, strings.Join(append([]string{spec.Command}, spec.Args...), " ")))
+			out = append(out, fmt.Sprintf("%s downloads the package on its first run, which can take longer than the initialize timeout (%s): run `%s` once in a terminal, or raise initTimeout for this server", base, initTimeout, strings.Join(redact.Argv(append([]string{spec.Command}, spec.Args...)), " ")))
 		}
 		if r.NonJSON > 0 {
 			out = append(out, "it writes text that is not JSON-RPC to stdout, where MCP stdio servers must write only messages (logs belong on stderr); the hub skips such lines, but one inside a message breaks it")
@@ -274,10 +275,10 @@ func hints(r *probeResult, lookErr error, initTimeout time.Duration) []string {
 	case strings.Contains(lastErr, "HTTP 404"), strings.Contains(lastErr, "HTTP 405"):
 		out = append(out, "nothing MCP answers at that path: streamable HTTP endpoints usually end in /mcp, legacy SSE ones in /sse (set transport if the URL does not say)")
 	case strings.Contains(lastErr, upstream.ErrUnreachable.Error()), strings.Contains(lastErr, "connection refused"), strings.Contains(lastErr, "no such host"):
-		out = append(out, fmt.Sprintf("nothing answers at %s: is the server running, and the URL right?", (&masker{}).url(spec.URL)))
+		out = append(out, fmt.Sprintf("nothing answers at %s: is the server running, and the URL right?", redact.URL(spec.URL)))
 	}
 	if failed && len(out) == 0 {
-		out = append(out, "run it by hand to see what it does: "+strings.ReplaceAll(spec.Launch().String(), "\n", "; "))
+		out = append(out, "run it by hand to see what it does: "+strings.ReplaceAll(spec.RedactedLaunch().String(), "\n", "; "))
 	}
 	return out
 }

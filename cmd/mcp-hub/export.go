@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -16,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcp-hub/mcp-hub/clientconfig"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/persist"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -27,10 +26,12 @@ Desktop document ({"mcpServers": …}, also a valid hub config file), or as a
 hub.yaml "servers:" section that the hub's config loader reads back
 unchanged.
 
-Secret values are written as "***": env and header values, and the values
-of URL query parameters. References are not secrets and are kept as
-written: "file:<path>", and values made only of ${VAR} references (after
-an authorization scheme such as "Bearer "). --reveal writes every value.
+Secret values are written as "***": env and header values, the values of
+URL query parameters, and the values of secret-looking arguments
+(--api-key=…, --token …, mysql's -p…). References are not secrets and are
+kept as written: "file:<path>", and values made only of ${VAR} references
+(after an authorization scheme such as "Bearer "). --reveal writes every
+value.
 
 Upstreams that are not approved (pending, rejected, or changed since their
 approval) are left out, so that an export cannot turn a registration
@@ -73,7 +74,7 @@ func cmdExport(ctx context.Context, e *cmdEnv) int {
 			}
 			out = append(out, r)
 		}
-		m := masker{reveal: *reveal}
+		m := redact.Masker{Reveal: *reveal}
 		var buf bytes.Buffer
 		if *format == "yaml" {
 			writeYAML(&buf, out, &m, st.Path())
@@ -87,85 +88,19 @@ func cmdExport(ctx context.Context, e *cmdEnv) int {
 			fmt.Fprintln(e.stderr, "mcp-hub export:", err)
 			return exitFail
 		}
-		if m.masked > 0 {
-			fmt.Fprintf(e.stderr, "mcp-hub export: %d secret value(s) written as ***; --reveal writes them\n", m.masked)
+		if m.Masked > 0 {
+			fmt.Fprintf(e.stderr, "mcp-hub export: %d secret value(s) written as %s; --reveal writes them\n", m.Masked, redact.Mask)
 		}
 		return exitOK
 	})
 }
 
-// masker masks secret values and counts them.
-type masker struct {
-	reveal bool
-	masked int
-}
-
-// secretMask replaces a secret value.
-const secretMask = "***"
-
-var (
-	varRefRE     = regexp.MustCompile(`\$\{[^}]*\}`)
-	authSchemeRE = regexp.MustCompile(`(?i)^(bearer|basic|token|apikey|api-key)?$`)
-)
-
-// isReference reports whether v names where a value comes from rather than
-// being one: "file:<path>", or ${VAR} references with at most an
-// authorization scheme around them.
-func isReference(v string) bool {
-	if strings.HasPrefix(v, "file:") {
-		return true
-	}
-	if !varRefRE.MatchString(v) {
-		return false
-	}
-	rest := strings.TrimSpace(varRefRE.ReplaceAllString(v, ""))
-	return !strings.Contains(rest, "${") && authSchemeRE.MatchString(rest)
-}
-
-func (m *masker) value(v string) string {
-	if m.reveal || v == "" || isReference(v) {
-		return v
-	}
-	m.masked++
-	return secretMask
-}
-
-func (m *masker) values(kv map[string]string) map[string]string {
-	if len(kv) == 0 {
+// exportArgs are a stdio spec's arguments as export writes them.
+func exportArgs(m *redact.Masker, s upstream.Spec) []string {
+	if len(s.Args) == 0 {
 		return nil
 	}
-	out := make(map[string]string, len(kv))
-	for k, v := range kv {
-		out[k] = m.value(v)
-	}
-	return out
-}
-
-// url masks the values of the URL's query parameters, keeping the rest of
-// it byte for byte.
-func (m *masker) url(raw string) string {
-	base, query, ok := strings.Cut(raw, "?")
-	if m.reveal || !ok {
-		return raw
-	}
-	query, frag, hasFrag := strings.Cut(query, "#")
-	params := strings.Split(query, "&")
-	for i, p := range params {
-		k, v, ok := strings.Cut(p, "=")
-		if !ok || v == "" {
-			continue
-		}
-		if dv, err := url.QueryUnescape(v); err == nil && isReference(dv) {
-			continue
-		}
-		params[i] = k + "=" + secretMask
-		m.masked++
-	}
-	out := base + "?" + strings.Join(params, "&")
-	if hasFrag {
-		out += "#" + frag
-	}
-	return out
+	return m.Argv(append([]string{s.Command}, s.Args...))[1:]
 }
 
 // unexportable says what of s a config file in format cannot hold.
@@ -187,15 +122,15 @@ func unexportable(s upstream.Spec, format string) []string {
 	return out
 }
 
-func writeClaude(w io.Writer, regs []upstream.Registration, m *masker, stderr io.Writer) error {
+func writeClaude(w io.Writer, regs []upstream.Registration, m *redact.Masker, stderr io.Writer) error {
 	servers := map[string]clientconfig.Server{}
 	for _, r := range regs {
 		s := r.Spec
 		ce := clientconfig.Server{Disabled: !r.Enabled}
 		if s.InferTransport() == upstream.TransportStdio {
-			ce.Command, ce.Args, ce.Env, ce.Cwd = s.Command, s.Args, m.values(s.Env), s.Cwd
+			ce.Command, ce.Args, ce.Env, ce.Cwd = s.Command, exportArgs(m, s), m.Values(s.Env), s.Cwd
 		} else {
-			ce.Type, ce.URL, ce.Headers = string(s.InferTransport()), m.url(s.URL), m.values(s.Headers)
+			ce.Type, ce.URL, ce.Headers = string(s.InferTransport()), m.URL(s.URL), m.Values(s.Headers)
 		}
 		if lost := hubOnly(r); len(lost) > 0 {
 			fmt.Fprintf(stderr, "mcp-hub export: %q: not in the claude format: %s (--format yaml keeps them)\n", s.Name, strings.Join(lost, ", "))
@@ -229,7 +164,7 @@ func hubOnly(r upstream.Registration) []string {
 // writeYAML writes regs as a hub.yaml servers: section. Every scalar is a
 // JSON string (a valid YAML double-quoted scalar), so no name or value can
 // be mistaken for a number, a boolean or YAML syntax.
-func writeYAML(w io.Writer, regs []upstream.Registration, m *masker, from string) {
+func writeYAML(w io.Writer, regs []upstream.Registration, m *redact.Masker, from string) {
 	q := func(s string) string {
 		var b bytes.Buffer
 		enc := json.NewEncoder(&b)
@@ -259,8 +194,8 @@ func writeYAML(w io.Writer, regs []upstream.Registration, m *masker, from string
 		}
 	}
 	fmt.Fprintf(w, "# Written by mcp-hub export from %s.\n", from)
-	if !m.reveal {
-		fmt.Fprintf(w, "# Secret values are written as %q; mcp-hub export --reveal writes them.\n", secretMask)
+	if !m.Reveal {
+		fmt.Fprintf(w, "# Secret values are written as %q; mcp-hub export --reveal writes them.\n", redact.Mask)
 	}
 	if len(regs) == 0 {
 		fmt.Fprintln(w, "servers: {}")
@@ -279,16 +214,16 @@ func writeYAML(w io.Writer, regs []upstream.Registration, m *masker, from string
 			fmt.Fprintf(w, "    command: %s\n", q(s.Command))
 		}
 		if len(s.Args) > 0 {
-			fmt.Fprintf(w, "    args: %s\n", list(s.Args))
+			fmt.Fprintf(w, "    args: %s\n", list(exportArgs(m, s)))
 		}
-		kv("    ", "env", m.values(s.Env))
+		kv("    ", "env", m.Values(s.Env))
 		if s.Cwd != "" {
 			fmt.Fprintf(w, "    cwd: %s\n", q(s.Cwd))
 		}
 		if s.URL != "" {
-			fmt.Fprintf(w, "    url: %s\n", q(m.url(s.URL)))
+			fmt.Fprintf(w, "    url: %s\n", q(m.URL(s.URL)))
 		}
-		kv("    ", "headers", m.values(s.Headers))
+		kv("    ", "headers", m.Values(s.Headers))
 		if !r.Enabled {
 			fmt.Fprintln(w, "    disabled: true")
 		}

@@ -195,36 +195,3 @@ func TestExportMasking(t *testing.T) {
 		})
 	}
 }
-
-func TestExportIsReference(t *testing.T) {
-	for v, want := range map[string]bool{
-		"${TOKEN}":              true,
-		"Bearer ${TOKEN}":       true,
-		"bearer ${TOKEN}":       true,
-		"Basic ${USER_PASS}":    true,
-		"${A}${B}":              true,
-		"file:/run/secrets/tok": true,
-		"plain":                 false,
-		"":                      false,
-		"Bearer abc":            false,
-		"abc${TOKEN}":           false,
-		"${TOKEN} trailing":     false,
-		"${UNTERMINATED":        false,
-		"Bearer ${A} ${":        false,
-	} {
-		if got := isReference(v); got != want {
-			t.Errorf("isReference(%q) = %v, want %v", v, got, want)
-		}
-	}
-	for raw, want := range map[string]string{
-		"https://h/mcp":                          "https://h/mcp",
-		"https://h/mcp?k=v":                      "https://h/mcp?k=***",
-		"https://h/mcp?k=%24%7BX%7D&j=2#frag":    "https://h/mcp?k=%24%7BX%7D&j=***#frag",
-		"https://h/mcp?k=${X}&empty=&bare":       "https://h/mcp?k=${X}&empty=&bare",
-		"https://h/sse?token=Bearer%20${T}&a=b&": "https://h/sse?token=Bearer%20${T}&a=***&",
-	} {
-		if got := (&masker{}).url(raw); got != want {
-			t.Errorf("mask url %q = %q, want %q", raw, got, want)
-		}
-	}
-}

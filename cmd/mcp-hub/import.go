@@ -127,7 +127,7 @@ func cmdImport(ctx context.Context, e *cmdEnv) int {
 			it.Outcome, it.Why, failed = importUnreadable, fmt.Sprintf("not stored: %v", err), true
 			continue
 		}
-		_ = hubStore{st}.Audit(ctx, "cli", "import", name, map[string]any{"launch": spec.Launch(), "file": cc.Path})
+		_ = hubStore{st}.Audit(ctx, "cli", "import", name, map[string]any{"launch": spec.RedactedLaunch(), "file": cc.Path})
 	}
 	if reportImport(e.stdout, cc, items, *dryRun) || failed {
 		return exitFail
@@ -205,7 +205,7 @@ func reportImport(w io.Writer, cc *clientconfig.File, items []importItem, dryRun
 		}
 		detail := fmt.Sprintf("line %d: %s", it.Line, it.Why)
 		if it.Outcome == importAdded {
-			detail = strings.ReplaceAll(it.Server.Spec.Launch().String(), "\n", "; ")
+			detail = strings.ReplaceAll(it.Server.Spec.RedactedLaunch().String(), "\n", "; ")
 			if it.Server.Disabled {
 				detail += " (disabled)"
 			}

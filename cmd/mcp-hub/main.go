@@ -34,6 +34,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/internal/framing"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/sweep"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -344,7 +345,8 @@ func newLogger(w io.Writer, cfg *Config) *slog.Logger {
 	if cfg.LogFormat == "json" {
 		handler = slog.NewJSONHandler(w, opts)
 	}
-	l := slog.New(handler)
+	// Every record, from the hub or a library, is masked by redact's rules.
+	l := slog.New(redact.NewHandler(handler, nil))
 	slog.SetDefault(l) // stray log.Printf calls go to stderr too
 	return l
 }
