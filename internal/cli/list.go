@@ -3,10 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/persist"
@@ -16,12 +13,7 @@ import (
 // List lists the registered upstreams (and the broken stored rows).
 func List(ctx context.Context, e *Env) int {
 	return withStore(ctx, e, "[flags]", 0, 0, nil, func(st *persist.Store, _ *config.Config, _ []string) int {
-		regs, err := st.List(ctx)
-		if err != nil {
-			fmt.Fprintln(e.Stderr, "mcp-hub:", err)
-			return ExitFail
-		}
-		broken, err := st.Broken(ctx)
+		regs, broken, err := registrations(ctx, st)
 		if err != nil {
 			fmt.Fprintln(e.Stderr, "mcp-hub:", err)
 			return ExitFail
@@ -39,12 +31,7 @@ func List(ctx context.Context, e *Env) int {
 		for _, b := range broken {
 			lines[b.Name] = fmt.Sprintf("%s\tunknown\t%s\tFAILED\t-\tnothing: %s; %s\n", b.Name, b.Source, strings.ReplaceAll(probe.BrokenWhy(b), "\n", " "), probe.BrokenFix(b.Name))
 		}
-		tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tTRANSPORT\tSOURCE\tAPPROVAL\tENABLED\tRUNS")
-		for _, name := range slices.Sorted(maps.Keys(lines)) {
-			fmt.Fprint(tw, lines[name])
-		}
-		tw.Flush()
+		printRows(e.Stdout, "NAME\tTRANSPORT\tSOURCE\tAPPROVAL\tENABLED\tRUNS", lines)
 		return ExitOK
 	})
 }

@@ -3,11 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
-	"maps"
 	"os"
-	"slices"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/config"
@@ -20,17 +17,12 @@ import (
 // Status shows each upstream's state as the running hub last reported it.
 func Status(ctx context.Context, e *Env) int {
 	return withStore(ctx, e, "[flags]", 0, 0, nil, func(st *persist.Store, _ *config.Config, _ []string) int {
-		regs, err := st.List(ctx)
+		regs, broken, err := registrations(ctx, st)
 		if err != nil {
 			fmt.Fprintln(e.Stderr, "mcp-hub:", err)
 			return ExitFail
 		}
 		stats, err := st.Statuses(ctx)
-		if err != nil {
-			fmt.Fprintln(e.Stderr, "mcp-hub:", err)
-			return ExitFail
-		}
-		broken, err := st.Broken(ctx)
 		if err != nil {
 			fmt.Fprintln(e.Stderr, "mcp-hub:", err)
 			return ExitFail
@@ -54,12 +46,7 @@ func Status(ctx context.Context, e *Env) int {
 			}
 			lines[r.Spec.Name] = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\n", r.Spec.Name, state, tools, r.ApprovalState(), oneLine(redact.Text(lastErr)), reported)
 		}
-		tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tSTATE\tTOOLS\tAPPROVAL\tLAST ERROR\tREPORTED")
-		for _, name := range slices.Sorted(maps.Keys(lines)) {
-			fmt.Fprint(tw, lines[name])
-		}
-		tw.Flush()
+		printRows(e.Stdout, "NAME\tSTATE\tTOOLS\tAPPROVAL\tLAST ERROR\tREPORTED", lines)
 		return ExitOK
 	})
 }

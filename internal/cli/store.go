@@ -9,6 +9,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hubstore"
 	"github.com/mcp-hub/mcp-hub/persist"
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // The command-line commands work on the store directly; a running hub
@@ -42,4 +43,18 @@ func withStore(ctx context.Context, e *Env, use string, minArgs, maxArgs int, de
 // has done it whether or not that succeeds.
 func audit(ctx context.Context, st *persist.Store, action, name string, detail any) {
 	_ = hubstore.Store{Store: st}.Audit(ctx, "cli", action, name, detail)
+}
+
+// registrations reads the stored registrations: those that decode and
+// those that do not.
+func registrations(ctx context.Context, st *persist.Store) ([]upstream.Registration, []upstream.BrokenRegistration, error) {
+	regs, err := st.List(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	broken, err := st.Broken(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return regs, broken, nil
 }

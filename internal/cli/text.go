@@ -1,6 +1,13 @@
 package cli
 
-import "strings"
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
 
 // Texts the commands share.
 
@@ -31,4 +38,15 @@ func oneLine(s string) string {
 		s = s[:117] + "..."
 	}
 	return s
+}
+
+// printRows writes a table: header, then the lines (tab-separated cells,
+// each line ending in a newline) sorted by their key, a name.
+func printRows(w io.Writer, header string, lines map[string]string) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	for _, name := range slices.Sorted(maps.Keys(lines)) {
+		fmt.Fprint(tw, lines[name])
+	}
+	tw.Flush()
 }
