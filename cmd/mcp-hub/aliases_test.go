@@ -1,8 +1,8 @@
 package main
 
 import (
+	hubcli "github.com/mcp-hub/mcp-hub/cli"
 	"github.com/mcp-hub/mcp-hub/config"
-	hubcli "github.com/mcp-hub/mcp-hub/internal/cli"
 	"github.com/mcp-hub/mcp-hub/probe"
 )
 

@@ -10,7 +10,7 @@
 // to stderr; stdout carries only JSON-RPC.
 //
 // This package only builds the command tree; the commands are in
-// internal/cli (imported as hubcli: the tests have a helper named cli).
+// package cli (imported as hubcli: the tests have a helper named cli).
 package main
 
 import (
@@ -18,7 +18,7 @@ import (
 	"fmt"
 	"os"
 
-	hubcli "github.com/mcp-hub/mcp-hub/internal/cli"
+	hubcli "github.com/mcp-hub/mcp-hub/cli"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	hubcli "github.com/mcp-hub/mcp-hub/internal/cli"
+	hubcli "github.com/mcp-hub/mcp-hub/cli"
 )
 
 // TestCommandTree runs the command tree main builds in-process: every

@@ -7,7 +7,9 @@
 // The logic an embedder of the hub could reuse lives in importable
 // packages: the configuration in config, the client-config formats in
 // clientconfig, the store in hubstore, probing and diagnosis in probe. What
-// stays here is the command line: flags, texts and tables.
+// stays here is the command line: flags, texts and tables. Only
+// cmd/mcp-hub imports this package (TestImportedOnlyByMain keeps it so):
+// arrows run cmd -> cli -> everything else.
 package cli
 
 import (
