@@ -27,7 +27,7 @@ import (
 
 const testToken = "0123456789abcdef0123456789abcdef"
 
-// testStore adapts persist to Store (cmd/mcp-hub has the real adapter).
+// testStore adapts persist to Store (package hubstore has the real adapter).
 type testStore struct{ *persist.Store }
 
 func (s testStore) Audit(ctx context.Context, actor, action, up string, detail any) error {

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 )
 
@@ -24,8 +25,8 @@ type configWatcher struct {
 	environ []string
 	hub     *hub.Hub
 	logger  *slog.Logger
-	last    *Config  // the configuration in force
-	sum     [32]byte // of the file content last seen
+	last    *config.Config // the configuration in force
+	sum     [32]byte       // of the file content last seen
 	missing bool
 }
 
@@ -89,8 +90,8 @@ func (w *configWatcher) check(ctx context.Context) {
 }
 
 // diffServers names the servers an edit adds, removes and changes.
-func diffServers(a, b *Config) (added, removed, changed []string) {
-	old := map[string]ServerConfig{}
+func diffServers(a, b *config.Config) (added, removed, changed []string) {
+	old := map[string]config.Server{}
 	for _, s := range a.Servers {
 		old[s.Spec.Name] = s
 	}
@@ -115,7 +116,7 @@ func diffServers(a, b *Config) (added, removed, changed []string) {
 
 // sameSettings reports whether two configurations agree on everything but
 // their servers.
-func sameSettings(a, b *Config) bool {
+func sameSettings(a, b *config.Config) bool {
 	x, y := *a, *b
 	x.Servers, y.Servers = nil, nil
 	return reflect.DeepEqual(x, y)

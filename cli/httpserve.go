@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -16,8 +16,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
-	"github.com/mcp-hub/mcp-hub/persist"
+	"github.com/mcp-hub/mcp-hub/hubstore"
 )
 
 // tokenFile is where a generated HTTP token lives, in the data dir.
@@ -26,7 +27,7 @@ const tokenFile = "http-token"
 // httpSetup checks the HTTP settings and returns the listener and the front's
 // options. A non-loopback address needs http.allowRemote and a token; no-auth
 // is for loopback only.
-func httpSetup(cfg *Config, stderr io.Writer, logger *slog.Logger) (net.Listener, *hub.HTTPOptions, error) {
+func httpSetup(cfg *config.Config, stderr io.Writer, logger *slog.Logger) (net.Listener, *hub.HTTPOptions, error) {
 	host, _, err := net.SplitHostPort(cfg.HTTPListen)
 	if err != nil {
 		return nil, nil, fmt.Errorf("http.listen %q: want host:port, e.g. 127.0.0.1:7411", cfg.HTTPListen)
@@ -79,7 +80,7 @@ func httpSetup(cfg *Config, stderr io.Writer, logger *slog.Logger) (net.Listener
 
 // httpToken returns the configured token, or the one in <data dir>/http-token,
 // generating it (256 bits, file mode 0600) and printing it once on first use.
-func httpToken(cfg *Config, stderr io.Writer) (string, error) {
+func httpToken(cfg *config.Config, stderr io.Writer) (string, error) {
 	if cfg.HTTPToken != "" {
 		tok, err := cfg.HTTPToken.Resolve(os.LookupEnv)
 		if err != nil {
@@ -130,14 +131,10 @@ func httpToken(cfg *Config, stderr io.Writer) (string, error) {
 }
 
 // tokenPath is <data dir>/http-token.
-func tokenPath(cfg *Config) (string, error) {
-	dir := cfg.DataDir
-	if dir == "" {
-		d, err := persist.DefaultDir()
-		if err != nil {
-			return "", err
-		}
-		dir = d
+func tokenPath(cfg *config.Config) (string, error) {
+	dir, err := hubstore.Dir(cfg.DataDir)
+	if err != nil {
+		return "", err
 	}
 	return filepath.Join(dir, tokenFile), nil
 }
@@ -145,7 +142,7 @@ func tokenPath(cfg *Config) (string, error) {
 // noAuthToken is the token approval over the REST API needs with
 // --http-no-auth: http.token, else the one in <data dir>/http-token when a
 // hub generated it before; "" when there is none (none is generated).
-func noAuthToken(cfg *Config) (string, error) {
+func noAuthToken(cfg *config.Config) (string, error) {
 	if cfg.HTTPToken != "" {
 		return httpToken(cfg, io.Discard)
 	}

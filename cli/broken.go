@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -7,29 +7,21 @@ import (
 	"io"
 
 	"github.com/mcp-hub/mcp-hub/persist"
+	"github.com/mcp-hub/mcp-hub/probe"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // A stored registration that cannot be decoded (a corrupt row, an unknown
 // transport) is shown by list, status and doctor as FAILED with the
-// reason, and mcp-hub remove removes it; the hub runs all the others.
-
-// brokenWhy is what the commands say about a broken registration.
-func brokenWhy(b upstream.BrokenRegistration) string {
-	return fmt.Sprintf("%v: %s", upstream.ErrBroken, b.Reason)
-}
-
-// brokenFix is the way out.
-func brokenFix(name string) string {
-	return fmt.Sprintf("remove it with `mcp-hub remove %s` and register it again", name)
-}
+// reason (probe.BrokenWhy), and mcp-hub remove removes it; the hub runs all
+// the others.
 
 // lookupFailed reports why st.Get of name failed, for the command cmd.
 func lookupFailed(w io.Writer, cmd, name string, err error) {
 	var b upstream.BrokenRegistration
 	switch {
 	case errors.As(err, &b):
-		fmt.Fprintf(w, "mcp-hub %s: %q: %s; %s\n", cmd, name, brokenWhy(b), brokenFix(name))
+		fmt.Fprintf(w, "mcp-hub %s: %q: %s; %s\n", cmd, name, probe.BrokenWhy(b), probe.BrokenFix(name))
 	case errors.Is(err, upstream.ErrNotFound):
 		fmt.Fprintf(w, "mcp-hub %s: no upstream named %q is registered\n", cmd, name)
 	default:
@@ -40,12 +32,12 @@ func lookupFailed(w io.Writer, cmd, name string, err error) {
 // removeBroken removes a registration that cannot be decoded, whatever its
 // source: nothing of it can run (a config file that still defines the name
 // registers it again when a hub starts).
-func removeBroken(ctx context.Context, e *cmdEnv, st *persist.Store, b upstream.BrokenRegistration) int {
+func removeBroken(ctx context.Context, e *Env, st *persist.Store, b upstream.BrokenRegistration) int {
 	if err := st.Delete(ctx, b.Name); err != nil {
-		fmt.Fprintln(e.stderr, "mcp-hub remove:", err)
-		return exitFail
+		fmt.Fprintln(e.Stderr, "mcp-hub remove:", err)
+		return ExitFail
 	}
-	_ = hubStore{st}.Audit(ctx, "cli", "remove", b.Name, map[string]string{"broken": b.Reason})
-	fmt.Fprintf(e.stdout, "Removed %q (its stored registration could not be decoded).\n", b.Name)
-	return exitOK
+	audit(ctx, st, "remove", b.Name, map[string]string{"broken": b.Reason})
+	fmt.Fprintf(e.Stdout, "Removed %q (its stored registration could not be decoded).\n", b.Name)
+	return ExitOK
 }

@@ -1,32 +1,47 @@
-package main
+// Package probe connects every upstream the hub would run, once, the way
+// the hub runs them, builds the catalog the hub would serve, and stops
+// everything again; it never changes the store. What it reports is what
+// mcp-hub tools and mcp-hub doctor print: the merged tool catalog
+// ([NewToolsReport]) and a diagnosis of each upstream ([Diagnose]).
+package probe
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/catalog"
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
-	"github.com/mcp-hub/mcp-hub/persist"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
-// mcp-hub tools and mcp-hub doctor connect every upstream the hub would
-// run, once, the way the hub runs them, build the catalog the hub would
-// serve, and stop everything again. They never change the store.
+// Store is what a probe reads of the registration store (a
+// *persist.Store is one).
+type Store interface {
+	List(ctx context.Context) ([]upstream.Registration, error)
+	Get(ctx context.Context, name string) (upstream.Registration, error)
+	Broken(ctx context.Context) ([]upstream.BrokenRegistration, error)
+}
 
-// probeTarget is an upstream of the config file or the store.
-type probeTarget struct {
+// Options are a probe's settings.
+type Options struct {
+	// ClientVersion is the version the probe's client reports to the
+	// upstreams (as the hub's).
+	ClientVersion string
+	// Logger receives what the upstreams log; nil discards it.
+	Logger *slog.Logger
+}
+
+// stopLimit bounds stopping the upstreams after a probe.
+const stopLimit = 10 * time.Second
+
+// Target is an upstream of the config file or the store.
+type Target struct {
 	Spec   upstream.Spec
 	Source string // "config" (the file) or the registration's source
 	// NotRun says why the hub would not run it ("" when it would): not
@@ -40,15 +55,15 @@ type probeTarget struct {
 	Broken string
 }
 
-// probeTargets lists the upstreams of the config file and the store, sorted
+// Targets lists the upstreams of the config file and the store, sorted
 // by name, as the hub would run them: the file wins a name both define,
 // and only approved registrations run.
-func probeTargets(ctx context.Context, cfg *Config, st *persist.Store) ([]probeTarget, error) {
-	var out []probeTarget
+func Targets(ctx context.Context, cfg *config.Config, st Store) ([]Target, error) {
+	var out []Target
 	inFile := map[string]bool{}
 	for _, s := range cfg.Servers {
 		inFile[s.Spec.Name] = true
-		t := probeTarget{Spec: s.Spec, Source: string(upstream.SourceConfig)}
+		t := Target{Spec: s.Spec, Source: string(upstream.SourceConfig)}
 		if s.Disabled {
 			t.NotRun = "disabled in " + fileOr(cfg.File)
 		}
@@ -62,7 +77,7 @@ func probeTargets(ctx context.Context, cfg *Config, st *persist.Store) ([]probeT
 		if inFile[r.Spec.Name] {
 			continue
 		}
-		t := probeTarget{Spec: r.Spec, Source: string(r.Source), Stored: true}
+		t := Target{Spec: r.Spec, Source: string(r.Source), Stored: true}
 		switch {
 		case r.Source == upstream.SourceConfig:
 			t.NotRun = "registered from a config file that no longer defines it (the next hub start forgets it)"
@@ -83,17 +98,17 @@ func probeTargets(ctx context.Context, cfg *Config, st *persist.Store) ([]probeT
 	}
 	for _, b := range broken {
 		if !inFile[b.Name] { // else the file's entry replaces it when a hub starts
-			out = append(out, probeTarget{Spec: upstream.Spec{Name: b.Name}, Source: string(b.Source), Stored: true,
-				NotRun: brokenWhy(b) + "; " + brokenFix(b.Name), Broken: brokenWhy(b)})
+			out = append(out, Target{Spec: upstream.Spec{Name: b.Name}, Source: string(b.Source), Stored: true,
+				NotRun: BrokenWhy(b) + "; " + BrokenFix(b.Name), Broken: BrokenWhy(b)})
 		}
 	}
-	slices.SortFunc(out, func(a, b probeTarget) int { return strings.Compare(a.Spec.Name, b.Spec.Name) })
+	slices.SortFunc(out, func(a, b Target) int { return strings.Compare(a.Spec.Name, b.Spec.Name) })
 	return out, nil
 }
 
-// probeResult is what one probed upstream did.
-type probeResult struct {
-	probeTarget
+// Result is what one probed upstream did.
+type Result struct {
+	Target
 	Status  upstream.Status
 	Inv     upstream.Inventory
 	Stderr  []string      // the last lines it wrote to stderr
@@ -108,26 +123,34 @@ type probeResult struct {
 }
 
 // Connected reports whether the upstream connected and was listed.
-func (r *probeResult) Connected() bool {
+func (r *Result) Connected() bool {
 	return r.NotRun == "" && r.Status.State == upstream.StateConnected
 }
 
-// probe is the outcome of running the targets once.
-type probe struct {
-	Results []*probeResult
+// Report is the outcome of running the targets once.
+type Report struct {
+	Results []*Result
 	Catalog *catalog.Catalog
 	Wait    time.Duration // the bound on waiting for the upstreams
 }
 
-// runProbe starts every target that would run, waits (bounded by the
-// initialize and list timeouts) until each has connected or failed once,
-// builds the catalog of those that connected, and stops them all. It
-// returns once every child process has exited.
-func runProbe(ctx context.Context, cfg *Config, targets []probeTarget, st *persist.Store, logger *slog.Logger) (*probe, error) {
+// Run starts every target that would run, waits (bounded by the
+// initialize and list timeouts, and by ctx) until each has connected or
+// failed once, builds the catalog of those that connected, and stops them
+// all. It returns once every child process has exited; when ctx ended
+// first, it returns the report of what it saw and ctx's error.
+func Run(ctx context.Context, cfg *config.Config, targets []Target, st Store, o *Options) (*Report, error) {
+	if o == nil {
+		o = &Options{}
+	}
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	capture := &nonJSONCapture{seen: map[string]*nonJSON{}}
 	logger = slog.New(&captureHandler{next: logger.Handler(), sink: capture})
 	changed := make(chan struct{}, 1)
-	opts := probeOptions(cfg, len(targets))
+	opts := upstreamOptions(cfg, len(targets), o.ClientVersion)
 	opts.Logger = logger
 	opts.OnChange = func(string) {
 		select {
@@ -157,11 +180,11 @@ func runProbe(ctx context.Context, cfg *Config, targets []probeTarget, st *persi
 	mgr := upstream.NewManager(&opts)
 	mo := mgr.Options()
 
-	p := &probe{}
+	p := &Report{}
 	started := map[string]time.Time{}
 	ups := map[string]*upstream.Upstream{}
 	for _, t := range targets {
-		p.Results = append(p.Results, &probeResult{probeTarget: t})
+		p.Results = append(p.Results, &Result{Target: t})
 		if t.NotRun != "" {
 			continue
 		}
@@ -178,8 +201,6 @@ func runProbe(ctx context.Context, cfg *Config, targets []probeTarget, st *persi
 	}
 	p.Wait += 2 * time.Second
 
-	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	deadline := time.NewTimer(p.Wait)
 	defer deadline.Stop()
 wait:
@@ -197,7 +218,7 @@ wait:
 		case <-changed:
 		case <-deadline.C:
 			break wait
-		case <-sctx.Done():
+		case <-ctx.Done():
 			break wait
 		}
 	}
@@ -233,8 +254,8 @@ wait:
 	}()
 	select {
 	case <-closed:
-	case <-time.After(shutdownLimit):
-		logger.Error("stopping the upstreams took too long", "limit", shutdownLimit)
+	case <-time.After(stopLimit):
+		logger.Error("stopping the upstreams took too long", "limit", stopLimit)
 	}
 	for _, r := range p.Results {
 		if u := ups[r.Spec.Name]; u != nil {
@@ -244,17 +265,14 @@ wait:
 			}
 		}
 	}
-	if sctx.Err() != nil && ctx.Err() == nil {
-		return p, errors.New("interrupted")
-	}
-	return p, nil
+	return p, ctx.Err()
 }
 
-// probeOptions are the upstream options the hub runs with (see serve), for
-// one attempt per upstream and no health pings.
-func probeOptions(cfg *Config, n int) upstream.Options {
+// upstreamOptions are the upstream options the hub runs with, for one
+// attempt per upstream and no health pings.
+func upstreamOptions(cfg *config.Config, n int, clientVersion string) upstream.Options {
 	o := cfg.UpstreamOptions(nil)
-	o.ClientName, o.ClientVersion = "mcp-hub", version()
+	o.ClientName, o.ClientVersion = "mcp-hub", clientVersion
 	o.Backoff.MaxAttempts = 1
 	o.HealthInterval = -1
 	o.HealthFailures = 0
@@ -277,7 +295,7 @@ func parseItems(raws []json.RawMessage, parse func([]byte) (catalog.Item, error)
 
 // ownTools returns the hub's own tools (hub_*) as the configuration selects
 // them, taken from a hub that never starts.
-func ownTools(cfg *Config) []catalog.Item {
+func ownTools(cfg *config.Config) []catalog.Item {
 	h, err := hub.New(&hub.Options{Admin: hub.AdminMode(cfg.AdminTools), Approval: hub.ApprovalMode(cfg.AdminApproval)})
 	if err != nil {
 		return nil
@@ -290,96 +308,6 @@ func ownTools(cfg *Config) []catalog.Item {
 		}
 	}
 	return items
-}
-
-// probeLogger logs to stderr at the configured log level, except that the
-// default level (info) logs nothing: the commands report what went wrong
-// on stdout themselves.
-func probeLogger(w io.Writer, cfg *Config) *slog.Logger {
-	if cfg.LogLevel == "" || cfg.LogLevel == "info" {
-		return slog.New(slog.DiscardHandler)
-	}
-	return newLogger(w, cfg)
-}
-
-// nonJSON is what an upstream wrote to stdout that was not JSON-RPC.
-type nonJSON struct {
-	count int
-	first string
-}
-
-// nonJSONCapture collects, per upstream, the "not JSON-RPC" warnings of the
-// upstream package.
-type nonJSONCapture struct {
-	mu   sync.Mutex
-	seen map[string]*nonJSON
-}
-
-func (c *nonJSONCapture) add(name, line string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := c.seen[name]
-	if n == nil {
-		n = &nonJSON{first: line}
-		c.seen[name] = n
-	}
-	n.count++
-}
-
-func (c *nonJSONCapture) get(name string) *nonJSON {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.seen[name]
-}
-
-// captureHandler passes records on to next and reports the upstream
-// package's warnings about stdout lines that are not JSON-RPC to sink.
-type captureHandler struct {
-	next  slog.Handler
-	attrs []slog.Attr
-	sink  *nonJSONCapture
-}
-
-// Enabled implements slog.Handler.
-func (h *captureHandler) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= slog.LevelWarn || h.next.Enabled(ctx, l)
-}
-
-// Handle implements slog.Handler.
-func (h *captureHandler) Handle(ctx context.Context, r slog.Record) error {
-	if r.Level >= slog.LevelWarn && strings.Contains(r.Message, "not JSON-RPC") {
-		name, line := "", ""
-		visit := func(a slog.Attr) bool {
-			switch a.Key {
-			case "upstream":
-				name = a.Value.String()
-			case "line":
-				line = a.Value.String()
-			}
-			return true
-		}
-		for _, a := range h.attrs {
-			visit(a)
-		}
-		r.Attrs(visit)
-		if name != "" {
-			h.sink.add(name, line)
-		}
-	}
-	if h.next.Enabled(ctx, r.Level) {
-		return h.next.Handle(ctx, r)
-	}
-	return nil
-}
-
-// WithAttrs implements slog.Handler.
-func (h *captureHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return &captureHandler{next: h.next.WithAttrs(as), attrs: append(slices.Clip(h.attrs), as...), sink: h.sink}
-}
-
-// WithGroup implements slog.Handler.
-func (h *captureHandler) WithGroup(name string) slog.Handler {
-	return &captureHandler{next: h.next.WithGroup(name), attrs: h.attrs, sink: h.sink}
 }
 
 func pick(d, def time.Duration) time.Duration {

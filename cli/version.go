@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -10,17 +10,11 @@ import (
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
-// Set by the Makefile with -ldflags "-X main.buildVersion=… -X main.buildCommit=…".
-var (
-	buildVersion = ""
-	buildCommit  = ""
-)
-
 // version returns the hub's version: the linker-set one, else the module
 // version from the build info, else "dev".
-func version() string {
-	if buildVersion != "" {
-		return buildVersion
+func (b Build) version() string {
+	if b.Version != "" {
+		return b.Version
 	}
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
@@ -31,9 +25,9 @@ func version() string {
 // commit returns the VCS revision the binary was built from: the
 // linker-set one, else the build info's (with "(modified)" when the work
 // tree had changes), else "unknown".
-func commit() string {
-	if buildCommit != "" {
-		return buildCommit
+func (b Build) commit() string {
+	if b.Commit != "" {
+		return b.Commit
 	}
 	rev, modified := "", false
 	if bi, ok := debug.ReadBuildInfo(); ok {
@@ -63,14 +57,14 @@ func module() string {
 	return "unknown"
 }
 
-// sdkModule is the module path of the MCP Go SDK.
-const sdkModule = "github.com/modelcontextprotocol/go-sdk"
+// SDKModule is the module path of the MCP Go SDK.
+const SDKModule = "github.com/modelcontextprotocol/go-sdk"
 
 // sdkVersion returns the version of go-sdk the binary was built with.
 func sdkVersion() string {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
-			if d.Path == sdkModule {
+			if d.Path == SDKModule {
 				if d.Replace != nil {
 					return d.Version + " => " + d.Replace.Path + " " + d.Replace.Version
 				}
@@ -81,17 +75,19 @@ func sdkVersion() string {
 	return "unknown"
 }
 
-// clientProtocolVersions are the MCP protocol versions the hub serves to its
+// ClientProtocolVersions returns the MCP protocol versions the hub serves to its
 // clients, newest first: the SupportedProtocolVersions hub.New gives go-sdk
 // (hub/hub.go). TestVersionProtocols initializes a hub with each of them.
-var clientProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+func ClientProtocolVersions() []string {
+	return []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+}
 
-func printVersion(w io.Writer) {
-	fmt.Fprintf(w, "mcp-hub %s\n", version())
+func printVersion(w io.Writer, b Build) {
+	fmt.Fprintf(w, "mcp-hub %s\n", b.version())
 	fmt.Fprintf(w, "module: %s\n", module())
-	fmt.Fprintf(w, "commit: %s\n", commit())
+	fmt.Fprintf(w, "commit: %s\n", b.commit())
 	fmt.Fprintf(w, "go-sdk: %s\n", sdkVersion())
 	fmt.Fprintf(w, "go: %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	fmt.Fprintf(w, "MCP protocol versions served to clients: %s\n", strings.Join(clientProtocolVersions, ", "))
+	fmt.Fprintf(w, "MCP protocol versions served to clients: %s\n", strings.Join(ClientProtocolVersions(), ", "))
 	fmt.Fprintf(w, "MCP protocol version asked of upstreams: %s (protocolVersion pins another)\n", upstream.DefaultProtocolVersion)
 }

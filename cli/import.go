@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/mcp-hub/mcp-hub/clientconfig"
 	"github.com/mcp-hub/mcp-hub/config"
+	"github.com/mcp-hub/mcp-hub/hubstore"
 	"github.com/mcp-hub/mcp-hub/persist"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -50,11 +50,12 @@ type importItem struct {
 	clientconfig.Entry
 	Outcome importOutcome
 	Why     string // for skipped and could not read
-	Server  ServerConfig
+	Server  config.Server
 	Notes   []string
 }
 
-func cmdImport(ctx context.Context, e *cmdEnv) int {
+// Import registers the servers of a client's config file.
+func Import(ctx context.Context, e *Env) int {
 	fs := e.flags(importUse)
 	dryRun := fs.Bool("dry-run", false, "print what would be imported and change nothing")
 	cfg, code, ok := e.parse(fs)
@@ -63,21 +64,21 @@ func cmdImport(ctx context.Context, e *cmdEnv) int {
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
-		return exitConfig
+		return ExitConfig
 	}
 	cc, err := clientconfig.Read(fs.Arg(0))
 	if err != nil {
-		fmt.Fprintln(e.stderr, "mcp-hub import:", err)
-		return exitFail
+		fmt.Fprintln(e.Stderr, "mcp-hub import:", err)
+		return ExitFail
 	}
 	items := planImport(cc)
 
 	// Open the store, unless a dry run would have to create it.
 	var st *persist.Store
-	if dbPath, err := storeFile(cfg); err != nil || !*dryRun || fileExists(dbPath) {
-		if st, err = openStore(ctx, cfg); err != nil {
-			fmt.Fprintln(e.stderr, "mcp-hub import:", err)
-			return exitFail
+	if dbPath, err := hubstore.Path(cfg.DataDir); err != nil || !*dryRun || fileExists(dbPath) {
+		if st, err = hubstore.Open(ctx, cfg.DataDir); err != nil {
+			fmt.Fprintln(e.Stderr, "mcp-hub import:", err)
+			return ExitFail
 		}
 		defer st.Close()
 	}
@@ -85,8 +86,8 @@ func cmdImport(ctx context.Context, e *cmdEnv) int {
 	if st != nil {
 		regs, err := st.List(ctx)
 		if err != nil {
-			fmt.Fprintln(e.stderr, "mcp-hub import:", err)
-			return exitFail
+			fmt.Fprintln(e.Stderr, "mcp-hub import:", err)
+			return ExitFail
 		}
 		for _, r := range regs {
 			registered[r.Spec.Name] = r
@@ -123,16 +124,16 @@ func cmdImport(ctx context.Context, e *cmdEnv) int {
 				it.Outcome, it.Why = importSkipped, fmt.Sprintf("an upstream named %q was registered meanwhile", name)
 				continue
 			}
-			fmt.Fprintf(e.stderr, "mcp-hub import: %s: %v\n", name, err)
+			fmt.Fprintf(e.Stderr, "mcp-hub import: %s: %v\n", name, err)
 			it.Outcome, it.Why, failed = importUnreadable, fmt.Sprintf("not stored: %v", err), true
 			continue
 		}
-		_ = hubStore{st}.Audit(ctx, "cli", "import", name, map[string]any{"launch": spec.RedactedLaunch(), "file": cc.Path})
+		audit(ctx, st, "import", name, map[string]any{"launch": spec.RedactedLaunch(), "file": cc.Path})
 	}
-	if reportImport(e.stdout, cc, items, *dryRun) || failed {
-		return exitFail
+	if reportImport(e.Stdout, cc, items, *dryRun) || failed {
+		return ExitFail
 	}
-	return exitOK
+	return ExitOK
 }
 
 // planImport decides, from the file alone, what happens to each entry:
@@ -167,7 +168,7 @@ func planImport(cc *clientconfig.File) []importItem {
 // entryError says what is wrong with an entry without repeating its file
 // and name.
 func entryError(name string, err error) string {
-	var ce *ConfigError
+	var ce *config.Error
 	if errors.As(err, &ce) {
 		key := strings.TrimPrefix(strings.TrimPrefix(ce.Key, "mcpServers."+name), ".")
 		msg := strings.ReplaceAll(ce.Msg, `"mcpServers.`+name+`.`, `"`)
@@ -262,19 +263,7 @@ func suggestName(name string) string {
 	return s
 }
 
-// storeFile returns the path of hub.db in the configured data directory.
-func storeFile(cfg *Config) (string, error) {
-	dir := cfg.DataDir
-	if dir == "" {
-		d, err := persist.DefaultDir()
-		if err != nil {
-			return "", err
-		}
-		dir = d
-	}
-	return filepath.Join(dir, persist.FileName), nil
-}
-
+// fileExists reports whether path exists.
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil

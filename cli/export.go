@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -14,8 +14,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcp-hub/mcp-hub/clientconfig"
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/persist"
+	"github.com/mcp-hub/mcp-hub/probe"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -37,26 +39,27 @@ Upstreams that are not approved (pending, rejected, or changed since their
 approval) are left out, so that an export cannot turn a registration
 nobody approved into a config file entry; stderr names them.`
 
-func cmdExport(ctx context.Context, e *cmdEnv) int {
+// Export writes the approved registrations as a config file.
+func Export(ctx context.Context, e *Env) int {
 	var format *string
 	var reveal *bool
 	define := func(fs *pflag.FlagSet) {
 		format = fs.String("format", "claude", "claude (Claude Desktop's mcpServers JSON) or yaml (hub.yaml)")
 		reveal = fs.Bool("reveal", false, "write secret values instead of ***")
 	}
-	return withStore(ctx, e, exportUse, 0, 0, define, func(st *persist.Store, _ *Config, _ []string) int {
+	return withStore(ctx, e, exportUse, 0, 0, define, func(st *persist.Store, _ *config.Config, _ []string) int {
 		if *format != "claude" && *format != "yaml" {
-			fmt.Fprintf(e.stderr, "mcp-hub export: --format %q: want claude or yaml\n", *format)
-			return exitConfig
+			fmt.Fprintf(e.Stderr, "mcp-hub export: --format %q: want claude or yaml\n", *format)
+			return ExitConfig
 		}
 		regs, err := st.List(ctx)
 		if err != nil {
-			fmt.Fprintln(e.stderr, "mcp-hub export:", err)
-			return exitFail
+			fmt.Fprintln(e.Stderr, "mcp-hub export:", err)
+			return ExitFail
 		}
 		if broken, err := st.Broken(ctx); err == nil {
 			for _, b := range broken {
-				fmt.Fprintf(e.stderr, "mcp-hub export: left out %q: %s\n", b.Name, brokenWhy(b))
+				fmt.Fprintf(e.Stderr, "mcp-hub export: left out %q: %s\n", b.Name, probe.BrokenWhy(b))
 			}
 		}
 		var out []upstream.Registration
@@ -66,11 +69,11 @@ func cmdExport(ctx context.Context, e *cmdEnv) int {
 				if r.Approval == upstream.ApprovalApproved {
 					why = "changed since it was approved"
 				}
-				fmt.Fprintf(e.stderr, "mcp-hub export: left out %q: not approved (%s)\n", r.Spec.Name, why)
+				fmt.Fprintf(e.Stderr, "mcp-hub export: left out %q: not approved (%s)\n", r.Spec.Name, why)
 				continue
 			}
 			for _, n := range unexportable(r.Spec, *format) {
-				fmt.Fprintf(e.stderr, "mcp-hub export: %q: %s\n", r.Spec.Name, n)
+				fmt.Fprintf(e.Stderr, "mcp-hub export: %q: %s\n", r.Spec.Name, n)
 			}
 			out = append(out, r)
 		}
@@ -79,19 +82,19 @@ func cmdExport(ctx context.Context, e *cmdEnv) int {
 		if *format == "yaml" {
 			writeYAML(&buf, out, &m, st.Path())
 		} else {
-			if err := writeClaude(&buf, out, &m, e.stderr); err != nil {
-				fmt.Fprintln(e.stderr, "mcp-hub export:", err)
-				return exitFail
+			if err := writeClaude(&buf, out, &m, e.Stderr); err != nil {
+				fmt.Fprintln(e.Stderr, "mcp-hub export:", err)
+				return ExitFail
 			}
 		}
-		if _, err := e.stdout.Write(buf.Bytes()); err != nil {
-			fmt.Fprintln(e.stderr, "mcp-hub export:", err)
-			return exitFail
+		if _, err := e.Stdout.Write(buf.Bytes()); err != nil {
+			fmt.Fprintln(e.Stderr, "mcp-hub export:", err)
+			return ExitFail
 		}
 		if m.Masked > 0 {
-			fmt.Fprintf(e.stderr, "mcp-hub export: %d secret value(s) written as %s; --reveal writes them\n", m.Masked, redact.Mask)
+			fmt.Fprintf(e.Stderr, "mcp-hub export: %d secret value(s) written as %s; --reveal writes them\n", m.Masked, redact.Mask)
 		}
-		return exitOK
+		return ExitOK
 	})
 }
 

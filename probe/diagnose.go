@@ -1,137 +1,48 @@
-package main
+package probe
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/catalog"
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
-	"github.com/mcp-hub/mcp-hub/persist"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
-const doctorUse = `[flags]
-
-Starts every upstream of the config file and the store as the hub does,
-once, and reports on each: what it runs (the command's resolved path, or
-the URL with secrets masked), how long it took to start, initialize and be
-listed, its protocol version, how many tools, prompts and resources it
-offers, tools it loses to (or wins from) other upstreams, names and schemas
-the catalog had to fix, and for failures the error, the last lines of its
-stderr and a hint at the usual causes (command not on PATH, npx downloading
-the package, an unset environment variable, non-JSON on stdout, exiting at
-once, no answer to initialize). Everything is stopped again before it exits.
-
-Registrations nobody approved are not run: they are reported as "not
-approved" (or "rejected"), and mcp-hub approve NAME reviews them.
-
-Exit status: 0 when no upstream failed (warnings and upstreams that are not
-run do not count); 1 when one failed or the store cannot be read; 2 on a
-usage error. Nothing is logged unless --log-level is debug, warn or error
-(then to stderr).`
-
-// Doctor statuses.
+// The statuses of a diagnosis; an upstream that is not run has the reason
+// as its status ("not approved", "rejected", "disabled", "not run").
 const (
-	doctorOK      = "ok"
-	doctorWarning = "warning"
-	doctorFailed  = "FAILED"
+	StatusOK      = "ok"
+	StatusWarning = "warning"
+	StatusFailed  = "FAILED"
 )
 
-// doctorRow is the diagnosis of one upstream.
-type doctorRow struct {
+// Row is the diagnosis of one upstream, as mcp-hub doctor prints it.
+type Row struct {
 	Name, Source, Status, Runs      string
 	Init, Protocol                  string
 	Tools, Prompts, Resources       string
 	Errors, Hints, Notes, StderrOut []string
 }
 
-func cmdDoctor(ctx context.Context, e *cmdEnv) int {
-	return withStore(ctx, e, doctorUse, 0, 0, nil, func(st *persist.Store, cfg *Config, _ []string) int {
-		targets, err := probeTargets(ctx, cfg, st)
-		if err != nil {
-			fmt.Fprintln(e.stderr, "mcp-hub doctor:", err)
-			return exitFail
-		}
-		if len(targets) == 0 {
-			fmt.Fprintf(e.stdout, "No upstreams: %s defines none and none are registered in %s.\n", fileOr(cfg.File), st.Path())
-			return exitOK
-		}
-		start := time.Now()
-		p, err := runProbe(ctx, cfg, targets, st, probeLogger(e.stderr, cfg))
-		if err != nil {
-			fmt.Fprintln(e.stderr, "mcp-hub doctor:", err)
-			return exitFail
-		}
-		rows := make([]doctorRow, 0, len(p.Results))
-		for _, r := range p.Results {
-			rows = append(rows, diagnose(r, p, cfg))
-		}
-		fmt.Fprintf(e.stdout, "Checked %d upstream(s) from %s and %s in %s.\n\n", len(rows), fileOr(cfg.File), st.Path(), time.Since(start).Round(10*time.Millisecond))
-		if printDoctor(e.stdout, rows) {
-			return exitFail
-		}
-		return exitOK
-	})
-}
-
-// printDoctor writes the table and the details, and reports whether an
-// upstream failed.
-func printDoctor(w io.Writer, rows []doctorRow) (failed bool) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "UPSTREAM\tSOURCE\tSTATUS\tRUNS\tINIT\tPROTOCOL\tTOOLS\tPROMPTS\tRESOURCES")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Source, r.Status, r.Runs, r.Init, r.Protocol, r.Tools, r.Prompts, r.Resources)
-	}
-	tw.Flush()
-	counts := map[string]int{}
-	for _, r := range rows {
-		counts[r.Status]++
-		if len(r.Errors)+len(r.Hints)+len(r.Notes)+len(r.StderrOut) == 0 {
-			continue
-		}
-		fmt.Fprintf(w, "\n%s: %s\n", r.Name, r.Status)
-		for _, s := range r.Errors {
-			fmt.Fprintf(w, "  error: %s\n", s)
-		}
-		for _, s := range r.Hints {
-			fmt.Fprintf(w, "  hint:  %s\n", s)
-		}
-		for _, s := range r.Notes {
-			fmt.Fprintf(w, "  note:  %s\n", s)
-		}
-		if len(r.StderrOut) > 0 {
-			fmt.Fprintf(w, "  stderr (last %d line(s)):\n", len(r.StderrOut))
-			for _, s := range r.StderrOut {
-				fmt.Fprintf(w, "    %s\n", s)
-			}
-		}
-	}
-	notRun := len(rows) - counts[doctorOK] - counts[doctorWarning] - counts[doctorFailed]
-	fmt.Fprintf(w, "\n%d upstream(s): %d ok, %d with warnings, %d failed, %d not run.\n",
-		len(rows), counts[doctorOK], counts[doctorWarning], counts[doctorFailed], notRun)
-	return counts[doctorFailed] > 0
-}
-
 // stderrLines is how many of the last stderr lines a failure shows.
 const stderrLines = 10
 
-// diagnose turns a probe result into a row of the report.
-func diagnose(r *probeResult, p *probe, cfg *Config) doctorRow {
+// Diagnose turns the result r of the probe p into a row of the report.
+func Diagnose(r *Result, p *Report, cfg *config.Config) Row {
 	spec := r.Spec
-	row := doctorRow{Name: spec.Name, Source: r.Source, Init: "-", Protocol: "-", Tools: "-", Prompts: "-", Resources: "-"}
+	row := Row{Name: spec.Name, Source: r.Source, Init: "-", Protocol: "-", Tools: "-", Prompts: "-", Resources: "-"}
 	if r.Broken != "" {
-		row.Status, row.Runs = doctorFailed, "nothing"
+		row.Status, row.Runs = StatusFailed, "nothing"
 		row.Errors = append(row.Errors, r.Broken)
-		row.Hints = append(row.Hints, brokenFix(spec.Name)+"; the hub runs the other upstreams meanwhile")
+		row.Hints = append(row.Hints, BrokenFix(spec.Name)+"; the hub runs the other upstreams meanwhile")
 		return row
 	}
 	stdio := spec.InferTransport() == upstream.TransportStdio
@@ -153,14 +64,14 @@ func diagnose(r *probeResult, p *probe, cfg *Config) doctorRow {
 	}
 
 	if r.Connected() {
-		row.Status = doctorOK
+		row.Status = StatusOK
 		row.Init = r.Ready.Round(time.Millisecond).String()
 		row.Protocol = r.Status.ProtocolVersion
 		row.Tools = fmt.Sprint(len(r.Inv.Tools))
 		row.Prompts = fmt.Sprint(len(r.Inv.Prompts))
 		row.Resources = fmt.Sprint(len(r.Inv.Resources) + len(r.Inv.Templates))
 	} else {
-		row.Status = doctorFailed
+		row.Status = StatusFailed
 		if r.Status.LastError != "" {
 			row.Errors = append(row.Errors, r.Status.LastError)
 		}
@@ -173,8 +84,8 @@ func diagnose(r *probeResult, p *probe, cfg *Config) doctorRow {
 
 	warn := func(format string, args ...any) {
 		row.Notes = append(row.Notes, fmt.Sprintf(format, args...))
-		if row.Status == doctorOK {
-			row.Status = doctorWarning
+		if row.Status == StatusOK {
+			row.Status = StatusWarning
 		}
 	}
 	if r.NonJSON > 0 {
@@ -186,7 +97,7 @@ func diagnose(r *probeResult, p *probe, cfg *Config) doctorRow {
 	for _, s := range p.Catalog.Shadowed() {
 		switch {
 		case s.Server == spec.Name:
-			warn("%s %q is not exposed: %s", s.Kind, s.Original, shadowWhy(s))
+			warn("%s %q is not exposed: %s", s.Kind, s.Original, ShadowWhy(s))
 		case s.Winner == spec.Name && s.Reason == catalog.ReasonCollision:
 			row.Notes = append(row.Notes, fmt.Sprintf("%s %q shadows %s's %s of the same name", s.Kind, s.Name, s.Server, s.Kind))
 		}
@@ -237,7 +148,7 @@ var (
 var downloaders = map[string]bool{"npx": true, "bunx": true, "uvx": true, "pnpx": true, "pipx": true}
 
 // hints names the likely causes of what went wrong with r.
-func hints(r *probeResult, lookErr error, initTimeout time.Duration) []string {
+func hints(r *Result, lookErr error, initTimeout time.Duration) []string {
 	spec := r.Spec
 	lastErr := r.Status.LastError
 	failed := !r.Connected()

@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mcp-hub/mcp-hub/config"
+	"github.com/mcp-hub/mcp-hub/persist"
+	"github.com/mcp-hub/mcp-hub/upstream"
+	"github.com/spf13/pflag"
+)
+
+// Add registers an upstream, approved: a person typed the command.
+func Add(ctx context.Context, e *Env) int {
+	var url, cwd, desc, transport *string
+	var env, headers *[]string
+	var disabled, noAuto *bool
+	define := func(fs *pflag.FlagSet) {
+		url = fs.String("url", "", "the endpoint of an SSE or streamable HTTP server")
+		cwd = fs.String("cwd", "", "working directory of a stdio server")
+		desc = fs.String("description", "", "free text")
+		transport = fs.String("transport", "", "stdio, sse or http (inferred when absent)")
+		env = fs.StringArray("env", nil, "KEY=VALUE environment variable of a stdio server (repeatable); VALUE may be ${VAR} or file:PATH")
+		headers = fs.StringArray("header", nil, "Name=VALUE header sent to an HTTP server (repeatable)")
+		disabled = fs.Bool("disabled", false, "register without connecting")
+		noAuto = fs.Bool("no-auto-connect", false, "do not connect when the hub starts (connect on first use)")
+	}
+	use := "NAME [flags] -- COMMAND [ARGS...]\n       mcp-hub add NAME [flags] --url URL"
+	return withStore(ctx, e, use, 1, -1, define, func(st *persist.Store, _ *config.Config, args []string) int {
+		spec := upstream.Spec{Name: args[0], URL: *url, Cwd: *cwd, Description: *desc, Transport: upstream.Transport(*transport)}
+		if len(args) > 1 {
+			spec.Command, spec.Args = args[1], args[2:]
+		}
+		var err error
+		if spec.Env, err = keyValues(*env, "--env"); err == nil {
+			spec.Headers, err = keyValues(*headers, "--header")
+		}
+		if err == nil {
+			err = spec.Validate()
+		}
+		if err != nil {
+			fmt.Fprintln(e.Stderr, "mcp-hub add:", err)
+			return ExitConfig
+		}
+		// A person at a terminal typed the command: that is the approval.
+		reg := upstream.Registration{Spec: spec, Enabled: !*disabled, AutoConnect: !*noAuto, Source: upstream.SourceCLI}
+		reg.Approve()
+		if _, err := st.Create(ctx, reg); err != nil {
+			if errors.Is(err, upstream.ErrExists) {
+				fmt.Fprintf(e.Stderr, "mcp-hub add: an upstream named %q is already registered (mcp-hub remove %s first)\n", spec.Name, spec.Name)
+				return ExitFail
+			}
+			fmt.Fprintln(e.Stderr, "mcp-hub add:", err)
+			return ExitFail
+		}
+		audit(ctx, st, "add", spec.Name, map[string]any{"launch": spec.RedactedLaunch()})
+		fmt.Fprintf(e.Stdout, "Added %q (approved). It will:\n\n%s\n\nA running hub picks it up within seconds.\n", spec.Name, indent(spec.Review()))
+		return ExitOK
+	})
+}
+
+// keyValues parses the KEY=VALUE arguments of flag.
+func keyValues(kvs []string, flag string) (map[string]string, error) {
+	if len(kvs) == 0 {
+		return nil, nil
+	}
+	m := map[string]string{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%s %q: want KEY=VALUE", flag, kv)
+		}
+		m[k] = v
+	}
+	return m, nil
+}

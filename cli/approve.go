@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/mcp-hub/mcp-hub/config"
+	"github.com/mcp-hub/mcp-hub/persist"
+	"github.com/mcp-hub/mcp-hub/upstream"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+)
+
+// Approve shows what an upstream runs and, when the person agrees, approves it.
+func Approve(ctx context.Context, e *Env) int {
+	var yes *bool
+	define := func(fs *pflag.FlagSet) { yes = fs.BoolP("yes", "y", false, "approve without asking") }
+	return withStore(ctx, e, "NAME [flags]", 1, 1, define, func(st *persist.Store, _ *config.Config, args []string) int {
+		name := args[0]
+		r, err := st.Get(ctx, name)
+		if err != nil {
+			lookupFailed(e.Stderr, "approve", name, err)
+			return ExitFail
+		}
+		if r.Approved() {
+			fmt.Fprintf(e.Stdout, "%q is already approved. Its approval covers:\n\n%s\n", name, indent(r.Spec.Review()))
+			return ExitOK
+		}
+		fp := r.Spec.Fingerprint()
+		why := ""
+		if r.ApprovalNote != "" {
+			why = " (" + r.ApprovalNote + ")"
+		}
+		fmt.Fprintf(e.Stdout, "%q was registered by %s%s. Approving lets it:\n\n%s\n", name, r.Source, why, indent(r.Spec.Review()))
+		if !*yes {
+			if !isTerminal(e.Stdin) {
+				fmt.Fprintf(e.Stderr, "\nmcp-hub approve: not approved; stdin is not a terminal: review the above and re-run with --yes\n")
+				return ExitFail
+			}
+			fmt.Fprint(e.Stdout, "\nApprove? [y/N] ")
+			line, _ := bufio.NewReader(e.Stdin).ReadString('\n')
+			if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+				fmt.Fprintln(e.Stdout, "Not approved.")
+				return ExitFail
+			}
+		}
+		_, err = st.Update(ctx, name, func(cur *upstream.Registration) error {
+			if cur.Spec.Fingerprint() != fp {
+				return errors.New("what it runs changed while you were reviewing it; run approve again")
+			}
+			cur.Approve()
+			return nil
+		})
+		if err != nil {
+			fmt.Fprintln(e.Stderr, "mcp-hub approve:", err)
+			return ExitFail
+		}
+		audit(ctx, st, "approve", name, map[string]any{"launch": r.Spec.RedactedLaunch()})
+		fmt.Fprintf(e.Stdout, "Approved %q. A running hub starts it within seconds.\n", name)
+		return ExitOK
+	})
+}
+
+// isTerminal reports whether r is a terminal.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

@@ -1,0 +1,37 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/mcp-hub/mcp-hub/config"
+	"github.com/mcp-hub/mcp-hub/persist"
+	"github.com/mcp-hub/mcp-hub/upstream"
+)
+
+// Remove removes a registered upstream (or a broken stored row).
+func Remove(ctx context.Context, e *Env) int {
+	return withStore(ctx, e, "NAME [flags]", 1, 1, nil, func(st *persist.Store, cfg *config.Config, args []string) int {
+		name := args[0]
+		r, err := st.Get(ctx, name)
+		if b := (upstream.BrokenRegistration{}); errors.As(err, &b) {
+			return removeBroken(ctx, e, st, b)
+		}
+		if err != nil {
+			lookupFailed(e.Stderr, "remove", name, err)
+			return ExitFail
+		}
+		if r.Source == upstream.SourceConfig {
+			fmt.Fprintf(e.Stderr, "mcp-hub remove: %q is defined in %s; edit it there\n", name, fileOr(cfg.File))
+			return ExitFail
+		}
+		if err := st.Delete(ctx, name); err != nil {
+			fmt.Fprintln(e.Stderr, "mcp-hub remove:", err)
+			return ExitFail
+		}
+		audit(ctx, st, "remove", name, map[string]any{"launch": r.Spec.RedactedLaunch()})
+		fmt.Fprintf(e.Stdout, "Removed %q. A running hub stops it within seconds.\n", name)
+		return ExitOK
+	})
+}

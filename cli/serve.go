@@ -1,0 +1,237 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/config"
+	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/hubstore"
+	"github.com/mcp-hub/mcp-hub/internal/framing"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
+	"github.com/mcp-hub/mcp-hub/internal/sweep"
+	"github.com/mcp-hub/mcp-hub/upstream"
+	"github.com/spf13/pflag"
+)
+
+// shutdownLimit bounds shutdown: every upstream is stopped (in parallel)
+// within it. killMargin before it runs out, whatever is still running of
+// any upstream is SIGKILLed, so the hub exits with nothing left behind.
+const (
+	shutdownLimit = 10 * time.Second
+	killMargin    = 2 * time.Second
+)
+
+// Serve runs the hub as an MCP server on stdio, or HTTP (--http), or both,
+// until the client closes stdin, a signal, or ctx ends.
+func Serve(ctx context.Context, e *Env) int {
+	fs := e.flags("[flags]")
+	showVersion := fs.Bool("version", false, "print version information and exit")
+	fs.String("http", "", "also serve MCP over HTTP on this address, e.g. 127.0.0.1:7411 (streamable HTTP at /mcp, legacy SSE at /sse)")
+	stdioToo := fs.Bool("stdio", false, "with --http: serve stdio as well")
+	fs.Bool("http-no-auth", false, "with --http: no bearer token (loopback only; for tools that cannot send headers)")
+	fs.Bool("http-allow-remote", false, "with --http: allow a non-loopback address (a token is then mandatory)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file (for development)")
+	_ = fs.MarkHidden("cpuprofile")
+	if e.Name == "" {
+		fs.Usage = func() {
+			e.usage(e.Stderr)
+			fmt.Fprintf(e.Stderr, "\nFlags:\n%s", fs.FlagUsages())
+		}
+	}
+	if err := fs.Parse(e.Args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return ExitOK
+		}
+		return ExitConfig
+	}
+	if *showVersion {
+		printVersion(e.Stdout, e.Build)
+		return ExitOK
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(e.Stderr, "mcp-hub: unexpected argument %q (run mcp-hub --help)\n", fs.Arg(0))
+		return ExitConfig
+	}
+	cfg, err := loadConfig(fs, e.Environ)
+	if err != nil {
+		fmt.Fprintln(e.Stderr, "mcp-hub:", err)
+		return ExitConfig
+	}
+	logger := newLogger(e.Stderr, cfg)
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			logger.Error("cpu profile", "err", err)
+			return ExitFail
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
+	var (
+		ln    net.Listener
+		hopts *hub.HTTPOptions
+	)
+	if cfg.HTTPListen != "" {
+		if ln, hopts, err = httpSetup(cfg, e.Stderr, logger); err != nil {
+			fmt.Fprintln(e.Stderr, "mcp-hub:", err)
+			return ExitConfig
+		}
+		defer ln.Close()
+	}
+	serveStdio := cfg.HTTPListen == "" || *stdioToo
+	st, err := hubstore.Open(ctx, cfg.DataDir)
+	if err != nil {
+		logger.Error("start", "err", err)
+		return ExitFail
+	}
+	defer st.Close()
+	// Kill what hubs that died (SIGKILL, a crash) left behind: the
+	// processes of their stdio upstreams (groups, marked daemons).
+	groups := sweep.Open(filepath.Join(filepath.Dir(st.Path()), "process-groups"))
+	if left, err := groups.Sweep(); err != nil {
+		logger.Warn("sweep the process groups of earlier hubs", "err", err)
+	} else {
+		for _, l := range left {
+			logger.Warn("killed a process a hub that died left behind", "pid", l.PID, "pgid", l.PGID, "upstream", l.Upstream)
+		}
+	}
+	h, err := hub.New(cfg.HubOptions(config.HubParams{Version: e.Build.version(), Logger: logger, Store: hubstore.Store{Store: st}, ProcessGroups: groups}))
+	if err != nil {
+		logger.Error("start", "err", err)
+		return ExitFail
+	}
+	if err := h.Start(ctx, cfg.HubServers()); err != nil {
+		logger.Error("start", "err", err)
+		h.Close()
+		return ExitFail
+	}
+
+	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	runCtx, endRun := context.WithCancel(sctx)
+	defer endRun()
+	var wg sync.WaitGroup
+	if cfg.File != "" && cfg.ConfigPoll > 0 {
+		w := &configWatcher{fs: fs, environ: e.Environ, hub: h, logger: logger, last: cfg}
+		wg.Go(func() { w.run(runCtx, cfg.ConfigPoll) })
+	}
+	var httpErr error
+	if ln != nil {
+		handler, err := h.HTTPHandler(hopts)
+		if err != nil {
+			logger.Error("start", "err", err)
+			h.Close()
+			return ExitFail
+		}
+		base := "http://" + ln.Addr().String()
+		logger.Info("mcp-hub serving HTTP", "streamable", base+"/mcp", "sse", base+"/sse", "store", st.Path(), "version", e.Build.version())
+		wg.Go(func() {
+			httpErr = serveHTTP(runCtx, ln, handler, cfg.HTTPReadHeader, logger)
+			endRun()
+		})
+	}
+	var serveErr error
+	if serveStdio {
+		logger.Info("mcp-hub serving on stdio", "config", cfg.File, "store", st.Path(), "version", e.Build.version())
+		for _, s := range []any{e.Stdin, e.Stdout} {
+			if f, ok := s.(*os.File); ok {
+				framing.GrowPipe(f)
+			}
+		}
+		serveErr = h.ServeStdio(runCtx, e.Stdin, e.Stdout)
+		if serveErr == nil {
+			logger.Info("client closed stdin; shutting down")
+		}
+	} else {
+		<-runCtx.Done()
+	}
+	switch {
+	case sctx.Err() != nil && ctx.Err() == nil:
+		logger.Info("signal received; shutting down")
+		serveErr = nil
+	case errors.Is(serveErr, context.Canceled):
+		serveErr = nil
+	case serveErr != nil:
+		logger.Error("serve", "err", serveErr)
+	}
+	endRun()
+	ok := closeWithin(h, shutdownLimit, logger)
+	wg.Wait()
+	if httpErr != nil && !errors.Is(httpErr, http.ErrServerClosed) {
+		logger.Error("http", "err", httpErr)
+		return ExitFail
+	}
+	if !ok || serveErr != nil {
+		return ExitFail
+	}
+	return ExitOK
+}
+
+// closeWithin closes the hub, giving up after limit. Close stops the
+// upstreams gracefully; killMargin before the limit every process of every
+// upstream still running is killed instead, so none outlives the hub.
+func closeWithin(h *hub.Hub, limit time.Duration, logger *slog.Logger) bool {
+	done := make(chan struct{})
+	go func() {
+		h.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(max(limit-killMargin, 0)):
+	}
+	if n := upstream.KillAll(); n > 0 {
+		logger.Warn("shutdown running out of time: killed what was left of the upstreams", "processes", n)
+	}
+	select {
+	case <-done:
+		return true
+	case <-time.After(min(killMargin, limit)):
+		upstream.KillAll()
+		logger.Error("shutdown took too long; exiting anyway", "limit", limit)
+		return false
+	}
+}
+
+func newLogger(w io.Writer, cfg *config.Config) *slog.Logger {
+	var level slog.Level
+	switch strings.ToLower(cfg.LogLevel) {
+	case "debug":
+		level = slog.LevelDebug
+	case "warn":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	default:
+		level = slog.LevelInfo
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	var handler slog.Handler = slog.NewTextHandler(w, opts)
+	if cfg.LogFormat == "json" {
+		handler = slog.NewJSONHandler(w, opts)
+	}
+	// Every record, from the hub or a library, is masked by redact's rules.
+	l := slog.New(redact.NewHandler(handler, nil))
+	slog.SetDefault(l) // stray log.Printf calls go to stderr too
+	return l
+}

@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/config"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
+	"github.com/mcp-hub/mcp-hub/persist"
+	"github.com/mcp-hub/mcp-hub/probe"
+	"github.com/mcp-hub/mcp-hub/upstream"
+)
+
+// Status shows each upstream's state as the running hub last reported it.
+func Status(ctx context.Context, e *Env) int {
+	return withStore(ctx, e, "[flags]", 0, 0, nil, func(st *persist.Store, _ *config.Config, _ []string) int {
+		regs, broken, err := registrations(ctx, st)
+		if err != nil {
+			fmt.Fprintln(e.Stderr, "mcp-hub:", err)
+			return ExitFail
+		}
+		stats, err := st.Statuses(ctx)
+		if err != nil {
+			fmt.Fprintln(e.Stderr, "mcp-hub:", err)
+			return ExitFail
+		}
+		lines := map[string]string{}
+		for _, b := range broken {
+			lines[b.Name] = fmt.Sprintf("%s\t%s\t-\t-\t%s\t-\n", b.Name, upstream.StateFailed, oneLine(probe.BrokenWhy(b)))
+		}
+		for _, r := range regs {
+			state, tools, lastErr, reported := "-", "-", "", "never (no hub has run it)"
+			if s, ok := stats[r.Spec.Name]; ok {
+				state, tools, lastErr = string(s.State), fmt.Sprint(s.Tools), s.LastError
+				reported = fmt.Sprintf("%s ago by hub pid %d", e.now().Sub(s.ReportedAt).Round(time.Second), s.HubPID)
+				if !processAlive(s.HubPID) {
+					reported += " (no longer running)"
+				}
+			}
+			if r.Approval != upstream.ApprovalApproved || !r.Approved() {
+				state = string(upstream.StatePending)
+				lastErr = "awaiting approval: mcp-hub approve " + r.Spec.Name
+			}
+			lines[r.Spec.Name] = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\n", r.Spec.Name, state, tools, r.ApprovalState(), oneLine(redact.Text(lastErr)), reported)
+		}
+		printRows(e.Stdout, "NAME\tSTATE\tTOOLS\tAPPROVAL\tLAST ERROR\tREPORTED", lines)
+		return ExitOK
+	})
+}
+
+// processAlive reports whether a process with this pid runs.
+func processAlive(pid int) bool {
+	p, err := os.FindProcess(pid)
+	return err == nil && pid > 0 && p.Signal(syscall.Signal(0)) == nil
+}

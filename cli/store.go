@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"github.com/mcp-hub/mcp-hub/config"
+	"github.com/mcp-hub/mcp-hub/hubstore"
+	"github.com/mcp-hub/mcp-hub/persist"
+	"github.com/mcp-hub/mcp-hub/upstream"
+)
+
+// The command-line commands work on the store directly; a running hub
+// notices their changes within a second or two and applies them.
+
+// withStore parses flags, opens the store and runs f.
+func withStore(ctx context.Context, e *Env, use string, minArgs, maxArgs int, define func(*pflag.FlagSet), f func(st *persist.Store, cfg *config.Config, args []string) int) int {
+	fs := e.flags(use)
+	if define != nil {
+		define(fs)
+	}
+	cfg, code, ok := e.parse(fs)
+	if !ok {
+		return code
+	}
+	args := fs.Args()
+	if len(args) < minArgs || (maxArgs >= 0 && len(args) > maxArgs) {
+		fs.Usage()
+		return ExitConfig
+	}
+	st, err := hubstore.Open(ctx, cfg.DataDir)
+	if err != nil {
+		fmt.Fprintln(e.Stderr, "mcp-hub:", err)
+		return ExitFail
+	}
+	defer st.Close()
+	return f(st, cfg, args)
+}
+
+// audit records what a command did in the store's audit log; the command
+// has done it whether or not that succeeds.
+func audit(ctx context.Context, st *persist.Store, action, name string, detail any) {
+	_ = hubstore.Store{Store: st}.Audit(ctx, "cli", action, name, detail)
+}
+
+// registrations reads the stored registrations: those that decode and
+// those that do not.
+func registrations(ctx context.Context, st *persist.Store) ([]upstream.Registration, []upstream.BrokenRegistration, error) {
+	regs, err := st.List(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	broken, err := st.Broken(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return regs, broken, nil
+}

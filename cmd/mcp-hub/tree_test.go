@@ -1,0 +1,46 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	hubcli "github.com/mcp-hub/mcp-hub/cli"
+)
+
+// TestCommandTree runs the command tree main builds in-process: every
+// command answers --help with its usage and the config flags, and
+// mcp-hub --help lists every command with its summary.
+func TestCommandTree(t *testing.T) {
+	tree := commands()
+	want := []string{"add", "approve", "doctor", "export", "import", "list", "reject", "remove", "serve", "status", "tools"}
+	if got := slices.Sorted(maps.Keys(tree)); !slices.Equal(got, want) {
+		t.Errorf("commands %v, want %v", got, want)
+	}
+	run := func(args ...string) (string, int) {
+		var out bytes.Buffer
+		code := hubcli.Run(context.Background(), tree, hubcli.Env{Args: args, Stdout: &out, Stderr: &out})
+		return out.String(), code
+	}
+	for name, c := range tree {
+		out, code := run(name, "--help")
+		if code != exitOK || !strings.Contains(out, "Usage: mcp-hub "+name+" ") || !strings.Contains(out, "--data-dir") || !strings.Contains(out, "--config") {
+			t.Errorf("mcp-hub %s --help: exit %d\n%s", name, code, out)
+		}
+		if c.Summary == "" {
+			t.Errorf("%s has no summary", name)
+		}
+	}
+	out, code := run("--help")
+	for name, c := range tree {
+		if !strings.Contains(out, "\n  "+name+strings.Repeat(" ", max(1, 9-len(name)))+c.Summary+"\n") {
+			t.Errorf("mcp-hub --help does not list %s:\n%s", name, out)
+		}
+	}
+	if code != exitOK {
+		t.Errorf("mcp-hub --help: exit %d", code)
+	}
+}

@@ -1,0 +1,103 @@
+package probe
+
+import (
+	"fmt"
+
+	"github.com/mcp-hub/mcp-hub/catalog"
+	"github.com/mcp-hub/mcp-hub/upstream"
+)
+
+// ToolsReport is the merged tool catalog of a probe, as mcp-hub tools
+// --json prints it.
+type ToolsReport struct {
+	Tools     []ToolLine     `json:"tools"`
+	Shadowed  []ShadowLine   `json:"shadowed"`
+	Upstreams []UpstreamLine `json:"upstreams"`
+}
+
+// ToolLine is one exposed tool. Upstream is "hub" for the hub's own tools.
+type ToolLine struct {
+	Name     string   `json:"name"`
+	Upstream string   `json:"upstream"`
+	Original string   `json:"original"`
+	Fixes    []string `json:"fixes,omitempty"`
+}
+
+// ShadowLine is a tool that is not exposed.
+type ShadowLine struct {
+	Name       string `json:"name"`
+	Upstream   string `json:"upstream"`
+	Original   string `json:"original"`
+	ShadowedBy string `json:"shadowedBy,omitempty"`
+	Reason     string `json:"reason"`
+	Why        string `json:"why"`
+}
+
+// UpstreamLine is one upstream and whether its tools are in the catalog.
+type UpstreamLine struct {
+	Name   string         `json:"name"`
+	Source string         `json:"source"`
+	State  upstream.State `json:"state,omitempty"`
+	// Tools is how many tools it offers, Exposed how many of them the
+	// catalog exposes.
+	Tools   int    `json:"tools"`
+	Exposed int    `json:"exposed"`
+	Error   string `json:"error,omitempty"`
+	NotRun  string `json:"notRun,omitempty"`
+}
+
+// NewToolsReport returns the tool catalog of the probe p.
+func NewToolsReport(p *Report) *ToolsReport {
+	rep := &ToolsReport{Tools: []ToolLine{}, Shadowed: []ShadowLine{}, Upstreams: []UpstreamLine{}}
+	for _, en := range p.Catalog.Tools() {
+		rep.Tools = append(rep.Tools, ToolLine{Name: en.Name, Upstream: serverOrHub(en.Server), Original: en.Original, Fixes: en.Fixes})
+	}
+	for _, s := range p.Catalog.Shadowed() {
+		if s.Kind != catalog.KindTool {
+			continue
+		}
+		rep.Shadowed = append(rep.Shadowed, ShadowLine{Name: s.Name, Upstream: serverOrHub(s.Server), Original: s.Original,
+			ShadowedBy: s.Winner, Reason: s.Reason, Why: ShadowWhy(s)})
+	}
+	for _, r := range p.Results {
+		ul := UpstreamLine{Name: r.Spec.Name, Source: r.Source, State: r.Status.State, NotRun: r.NotRun, Error: r.Status.LastError}
+		if r.NotRun != "" {
+			ul.State = ""
+		} else if !r.Settled {
+			ul.Error = fmt.Sprintf("did not connect within %s", p.Wait)
+		}
+		ul.Tools = len(r.Inv.Tools)
+		for _, en := range p.Catalog.ServerEntries(r.Spec.Name) {
+			if en.Kind == catalog.KindTool {
+				ul.Exposed++
+			}
+		}
+		rep.Upstreams = append(rep.Upstreams, ul)
+	}
+	return rep
+}
+
+func serverOrHub(s string) string {
+	if s == "" {
+		return catalog.HubWinner
+	}
+	return s
+}
+
+// ShadowWhy explains a shadow report to a person.
+func ShadowWhy(s catalog.Shadow) string {
+	switch s.Reason {
+	case catalog.ReasonCollision:
+		if s.Winner == catalog.HubWinner {
+			return "the hub's own tool has this name"
+		}
+		return fmt.Sprintf("%s offers a tool of this name too and sorts first", s.Winner)
+	case catalog.ReasonDuplicate:
+		return "the upstream lists this name more than once; the first one is exposed"
+	case catalog.ReasonReserved:
+		return "names starting " + catalog.ReservedPrefix + " are reserved for the hub"
+	case catalog.ReasonInvalid:
+		return "invalid"
+	}
+	return s.Reason
+}
