@@ -118,6 +118,8 @@ var specFields = map[string]any{
 	"description": map[string]any{"type": "string", "description": "free text"},
 	"autoConnect": map[string]any{"type": "boolean", "description": "connect when the hub starts (default true)"},
 	"enabled":     map[string]any{"type": "boolean", "description": "false registers it without ever connecting (default true)"},
+	"trust": map[string]any{"type": "string", "enum": []string{"pin", "warn", "off"},
+		"description": "what happens when one of its tools changes after approval, or a new one appears: pin (default) quarantines it until a person approves it, warn serves it flagged, off checks nothing; a change needs a person's approval"},
 }
 
 func objectSchema(props map[string]any, required ...string) map[string]any {
@@ -449,6 +451,10 @@ func specFromArgs(base upstream.Spec, args map[string]json.RawMessage) upstream.
 			s.Transport = upstream.Transport(t)
 		case "description":
 			_ = json.Unmarshal(v, &s.Description)
+		case "trust":
+			var t string
+			_ = json.Unmarshal(v, &t)
+			s.Trust = upstream.Trust(t)
 		}
 	}
 	return s

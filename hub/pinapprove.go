@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/pin"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -45,8 +46,13 @@ func (c ToolChanges) Summary() string {
 
 // Review renders every change in full for a person about to approve them:
 // what the trust policy does with them meanwhile, then each change's diff
-// and heuristic warnings.
+// and heuristic warnings. Invisible characters are shown (pin.Visible), and
+// what looks secret is masked (redact.Text), as in every output.
 func (c ToolChanges) Review() string {
+	return redact.Text(c.review())
+}
+
+func (c ToolChanges) review() string {
 	var b strings.Builder
 	switch {
 	case c.Quarantined():
