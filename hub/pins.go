@@ -237,7 +237,17 @@ func (h *Hub) savePins(ctx context.Context) {
 		case errors.Is(err, upstream.ErrPinned):
 			reload = true // another hub pinned it first: its pins count
 		default:
-			h.logger.Warn("save tool pins", "upstream", name, "err", err)
+			// Kept in memory and tried again at the next save: until it is
+			// stored, another process would take its own baseline.
+			h.logger.Warn("save tool pins; will retry", "upstream", name, "err", err)
+			h.pins.mu.Lock()
+			if h.pins.unsaved == nil {
+				h.pins.unsaved = map[string]upstream.PinRecord{}
+			}
+			if _, newer := h.pins.unsaved[name]; !newer {
+				h.pins.unsaved[name] = rec
+			}
+			h.pins.mu.Unlock()
 		}
 	}
 	if reload {
