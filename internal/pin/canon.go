@@ -8,15 +8,15 @@
 package pin
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
+
+	"github.com/mcp-hub/mcp-hub/internal/wire"
 )
 
 // ErrDuplicateKey is wrapped by Canonical's error for an object with the
@@ -30,107 +30,75 @@ var ErrDuplicateKey = errors.New("duplicate object member")
 // and numbers exactly as written.
 //
 // It follows RFC 8785 (JCS) except for numbers: JCS rewrites them through
-// float64, under which two different large integers can become one;
-// a pin must never let two different definitions hash alike, so numbers
-// stay as the upstream wrote them. It uses encoding/json's tokenizer (no
-// dependency), and refuses duplicate members (ErrDuplicateKey) where a map
-// round trip would silently keep the last one.
+// float64, under which two different large integers can become one; a pin
+// must never let two different definitions hash alike, so numbers stay as
+// the upstream wrote them. It walks the JSON with the hub's own scanner
+// (internal/wire: the one that reads every message, no new dependency),
+// and refuses duplicate members (ErrDuplicateKey) where a decode into a map
+// would silently keep the last one.
 func Canonical(raw []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var out bytes.Buffer
-	if err := canon(dec, &out); err != nil {
-		return nil, err
+	if !wire.Valid(raw) {
+		return nil, errors.New("canonical JSON: not one valid JSON value")
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("canonical JSON: data after the value")
-	}
-	return out.Bytes(), nil
+	return canon(nil, wire.TrimSpace(raw))
 }
 
-// canon writes the canonical form of the next value of dec to out.
-func canon(dec *json.Decoder, out *bytes.Buffer) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return fmt.Errorf("canonical JSON: %w", err)
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			return canonObject(dec, out)
-		case '[':
-			out.WriteByte('[')
-			for i := 0; dec.More(); i++ {
-				if i > 0 {
-					out.WriteByte(',')
-				}
-				if err := canon(dec, out); err != nil {
-					return err
-				}
-			}
-			_, err := dec.Token() // ']'
-			out.WriteByte(']')
-			return err
+// canon appends the canonical form of the valid JSON value v to out.
+func canon(out, v []byte) ([]byte, error) {
+	v = wire.TrimSpace(v)
+	switch v[0] {
+	case '{':
+		type member struct {
+			key string
+			val []byte
 		}
-		return fmt.Errorf("canonical JSON: unexpected %v", t)
-	case string:
-		writeString(out, t)
-	case json.Number:
-		out.WriteString(string(t))
-	case bool:
-		out.WriteString(fmt.Sprint(t))
-	case nil:
-		out.WriteString("null")
-	}
-	return nil
-}
-
-func canonObject(dec *json.Decoder, out *bytes.Buffer) error {
-	type member struct {
-		key string
-		val []byte
-	}
-	var ms []member
-	for dec.More() {
-		kt, err := dec.Token()
+		var ms []member
+		err := wire.Members(v, func(k, val []byte) error {
+			c, err := canon(nil, val)
+			ms = append(ms, member{string(k), c})
+			return err
+		})
 		if err != nil {
-			return fmt.Errorf("canonical JSON: %w", err)
+			return nil, fmt.Errorf("canonical JSON: %w", err)
 		}
-		key, _ := kt.(string)
-		var v bytes.Buffer
-		if err := canon(dec, &v); err != nil {
-			return err
-		}
-		ms = append(ms, member{key, v.Bytes()})
-	}
-	if _, err := dec.Token(); err != nil { // '}'
-		return fmt.Errorf("canonical JSON: %w", err)
-	}
-	slices.SortStableFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
-	out.WriteByte('{')
-	for i, m := range ms {
-		if i > 0 {
-			if ms[i-1].key == m.key {
-				return fmt.Errorf("canonical JSON: %w %q", ErrDuplicateKey, m.key)
+		slices.SortStableFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
+		out = append(out, '{')
+		for i, m := range ms {
+			if i > 0 {
+				if ms[i-1].key == m.key {
+					return nil, fmt.Errorf("canonical JSON: %w %q", ErrDuplicateKey, m.key)
+				}
+				out = append(out, ',')
 			}
-			out.WriteByte(',')
+			out = wire.AppendString(out, m.key)
+			out = append(out, ':')
+			out = append(out, m.val...)
 		}
-		writeString(out, m.key)
-		out.WriteByte(':')
-		out.Write(m.val)
+		return append(out, '}'), nil
+	case '[':
+		out = append(out, '[')
+		first := true
+		err := wire.Elements(v, func(e []byte) error {
+			if !first {
+				out = append(out, ',')
+			}
+			first = false
+			var err error
+			out, err = canon(out, e)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("canonical JSON: %w", err)
+		}
+		return append(out, ']'), nil
+	case '"':
+		s, err := wire.String(v)
+		if err != nil {
+			return nil, fmt.Errorf("canonical JSON: %w", err)
+		}
+		return wire.AppendString(out, s), nil
 	}
-	out.WriteByte('}')
-	return nil
-}
-
-// writeString writes s as a JSON string, as encoding/json does without
-// HTML escaping.
-func writeString(out *bytes.Buffer, s string) {
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)           // a string always encodes
-	out.Truncate(out.Len() - 1) // Encode's newline
+	return append(out, v...), nil // a number as written, true, false, null
 }
 
 // hashDomain starts the bytes every pin hashes, so a pin is never mistaken

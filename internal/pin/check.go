@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/internal/wire"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -47,9 +48,12 @@ func Items(inv upstream.Inventory) []Item {
 	var out []Item
 	add := func(kind upstream.PinKind, raws []json.RawMessage, field string) {
 		for _, raw := range raws {
-			var m map[string]json.RawMessage
-			var name string
-			if json.Unmarshal(raw, &m) != nil || json.Unmarshal(m[field], &name) != nil || name == "" {
+			v, err := wire.Get(raw, field)
+			if err != nil || v == nil {
+				continue
+			}
+			name, err := wire.String(v)
+			if err != nil || name == "" {
 				continue
 			}
 			h, c := Hash(raw)

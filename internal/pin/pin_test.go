@@ -3,6 +3,7 @@ package pin
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -183,3 +184,14 @@ func TestCheckAndRender(t *testing.T) {
 }
 
 var at = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// BenchmarkItems: pinning a listing of 1000 tools (what a relist costs).
+func BenchmarkItems(b *testing.B) {
+	var inv upstream.Inventory
+	for i := range 1000 {
+		inv.Tools = append(inv.Tools, json.RawMessage(fmt.Sprintf(`{"name":"tool_%04d","description":"Read the complete contents of a file from the file system as text. Handles various text encodings.","inputSchema":{"type":"object","properties":{"path":{"type":"string"},"head":{"type":"number","description":"first N lines"}},"required":["path"]},"annotations":{"readOnlyHint":true}}`, i)))
+	}
+	for b.Loop() {
+		Items(inv)
+	}
+}
