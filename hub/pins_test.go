@@ -343,7 +343,9 @@ func TestPinPromptsAndTemplates(t *testing.T) {
 	}
 	template := func(uri, desc string) {
 		s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: uri, Name: uri, Description: desc},
-			func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) { return nil, mcp.ResourceNotFoundError(uri) })
+			func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return nil, mcp.ResourceNotFoundError(uri)
+			})
 	}
 	prompt("greet", "Greets.")
 	prompt("stay", "Stays.")
