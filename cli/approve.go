@@ -28,6 +28,9 @@ func Approve(ctx context.Context, e *Env) int {
 			return ExitFail
 		}
 		if r.Approved() {
+			if code, done := approveToolChanges(ctx, e, st, name, *yes); done {
+				return code
+			}
 			fmt.Fprintf(e.Stdout, "%q is already approved. Its approval covers:\n\n%s\n", name, indent(r.Spec.Review()))
 			return ExitOK
 		}

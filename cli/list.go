@@ -32,6 +32,7 @@ func List(ctx context.Context, e *Env) int {
 			lines[b.Name] = fmt.Sprintf("%s\tunknown\t%s\tFAILED\t-\tnothing: %s; %s\n", b.Name, b.Source, strings.ReplaceAll(probe.BrokenWhy(b), "\n", " "), probe.BrokenFix(b.Name))
 		}
 		printRows(e.Stdout, "NAME\tTRANSPORT\tSOURCE\tAPPROVAL\tENABLED\tRUNS", lines)
+		printToolChanges(ctx, e, st)
 		return ExitOK
 	})
 }

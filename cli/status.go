@@ -47,6 +47,7 @@ func Status(ctx context.Context, e *Env) int {
 			lines[r.Spec.Name] = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\n", r.Spec.Name, state, tools, r.ApprovalState(), oneLine(redact.Text(lastErr)), reported)
 		}
 		printRows(e.Stdout, "NAME\tSTATE\tTOOLS\tAPPROVAL\tLAST ERROR\tREPORTED", lines)
+		printToolChanges(ctx, e, st)
 		return ExitOK
 	})
 }

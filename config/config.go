@@ -177,6 +177,7 @@ type serverEntry struct {
 	AllowSampling    *bool             `koanf:"allowSampling" default:"true" doc:"let it ask the calling client for an LLM completion (sampling/createMessage)"`
 	AllowElicitation *bool             `koanf:"allowElicitation" default:"true" doc:"let it ask the calling client's user for input (elicitation/create; never for secrets)"`
 	AllowRoots       *bool             `koanf:"allowRoots" default:"true" doc:"let it ask the calling client for its roots (roots/list)"`
+	Trust            string            `koanf:"trust" enum:"pin,warn,off" default:"warn" doc:"a tool, prompt or resource template that differs from what was pinned (its first listing, or what a person approved since), or is new: pin quarantines it until mcp-hub approve, warn serves it with a log line and a flag, off checks nothing"`
 }
 
 type toolsEntry struct {

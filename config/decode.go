@@ -339,6 +339,7 @@ func (e serverEntry) server(file, name string) (Server, error) {
 		CallTimeout: upstream.Duration(e.CallTimeout), IdleTimeout: upstream.Duration(e.IdleTimeout),
 		ProtocolVersion: e.ProtocolVersion, MaxInFlight: e.MaxInFlight,
 		AllowSampling: e.AllowSampling, AllowElicitation: e.AllowElicitation, AllowRoots: e.AllowRoots,
+		Trust: upstream.Trust(e.Trust),
 	}
 	switch {
 	case e.Type != "" && e.Transport != "" && normalizeTransport(e.Type) != e.Transport:

@@ -118,6 +118,8 @@ var specFields = map[string]any{
 	"description": map[string]any{"type": "string", "description": "free text"},
 	"autoConnect": map[string]any{"type": "boolean", "description": "connect when the hub starts (default true)"},
 	"enabled":     map[string]any{"type": "boolean", "description": "false registers it without ever connecting (default true)"},
+	"trust": map[string]any{"type": "string", "enum": []string{"pin", "warn", "off"},
+		"description": "what happens when one of its tools changes after approval, or a new one appears: pin (default) quarantines it until a person approves it, warn serves it flagged, off checks nothing; a change needs a person's approval"},
 }
 
 func objectSchema(props map[string]any, required ...string) map[string]any {
@@ -175,6 +177,12 @@ func (h *Hub) adminTools() []adminTool {
 			InputSchema: nameOnly}, handle: h.lifecycleTool("disconnect")},
 		{tool: &mcp.Tool{Name: "hub_restart_server", Description: "Restart an MCP server now.",
 			InputSchema: nameOnly}, handle: h.lifecycleTool("restart")},
+		{tool: &mcp.Tool{Name: "hub_approve_tool_changes",
+			Description: "Ask the person to approve what changed in an MCP server's tools, prompts or instructions since they were approved (hub_list_servers shows them as quarantined or changed). They see every change in this client if it supports that, and decide; otherwise they run `mcp-hub approve <name>` in a terminal. You cannot approve the changes yourself.",
+			InputSchema: nameOnly},
+			handle: func(ctx context.Context, req *mcp.CallToolRequest, args map[string]json.RawMessage) (adminResult, error) {
+				return h.opApproveChanges(ctx, actor(req), argString(args, "name"), h.elicitChangeApprover(req))
+			}},
 	}
 	if h.opts.Admin == AdminReadOnly {
 		return slices.DeleteFunc(all, func(t adminTool) bool { return !t.readOnly })
@@ -257,6 +265,12 @@ type serverView struct {
 	ApprovalNote string   `json:"approvalNote,omitempty"`
 	Description  string   `json:"description,omitempty"`
 	Shadowed     []string `json:"shadowed,omitempty"` // tools lost to collisions
+	// Quarantined are its tools, prompts and resource templates that
+	// changed since they were pinned, or are new, held back until a person
+	// approves them (trust pin); Flagged are such changes served (trust
+	// warn) or never forwarded (instructions).
+	Quarantined []string `json:"quarantined,omitempty"`
+	Flagged     []string `json:"flagged,omitempty"`
 }
 
 // views returns every registered upstream (the store's, or the manager's
@@ -275,6 +289,7 @@ func (h *Hub) views(ctx context.Context) ([]serverView, error) {
 		if u, ok := h.mgr.Get(spec.Name); ok {
 			st := u.Status()
 			v.State, v.Tools, v.LastError = string(st.State), st.Tools, st.LastError
+			v.Quarantined, v.Flagged = h.quarantineOf(spec.Name)
 		} else if approval == string(upstream.ApprovalPending) {
 			v.LastError = "awaiting approval: run `mcp-hub approve " + spec.Name + "`"
 		}
@@ -321,6 +336,12 @@ func (h *Hub) opList(ctx context.Context) (adminResult, error) {
 		}
 		if len(v.Shadowed) > 0 {
 			fmt.Fprintf(&b, "; tools lost to name collisions: %s", strings.Join(v.Shadowed, ", "))
+		}
+		if len(v.Quarantined) > 0 {
+			fmt.Fprintf(&b, "; quarantined until a person approves them (mcp-hub approve %s): %s", v.Name, strings.Join(v.Quarantined, ", "))
+		}
+		if len(v.Flagged) > 0 {
+			fmt.Fprintf(&b, "; changed since approved, not yet reviewed (mcp-hub approve %s): %s", v.Name, strings.Join(v.Flagged, ", "))
 		}
 		b.WriteByte('\n')
 	}
@@ -382,6 +403,11 @@ func (h *Hub) opGet(ctx context.Context, name string) (adminResult, error) {
 	if view.LastError != "" {
 		text += "\nlast error: " + view.LastError
 	}
+	if policy, findings, ok := h.liveChanges(name); ok && len(findings) > 0 {
+		c := ToolChanges{Name: name, Trust: policy, Findings: findings}
+		text += "\nchanges since its tools were approved (a person approves them with `mcp-hub approve " + name + "`):\n" + indentLines(c.Review())
+		data["toolChanges"] = c.Review()
+	}
 	if len(tail) > 0 {
 		text += "\nlast stderr lines:\n  " + strings.Join(tail, "\n  ")
 	}
@@ -425,6 +451,10 @@ func specFromArgs(base upstream.Spec, args map[string]json.RawMessage) upstream.
 			s.Transport = upstream.Transport(t)
 		case "description":
 			_ = json.Unmarshal(v, &s.Description)
+		case "trust":
+			var t string
+			_ = json.Unmarshal(v, &t)
+			s.Trust = upstream.Trust(t)
 		}
 	}
 	return s
@@ -739,6 +769,12 @@ func (h *Hub) opApprove(ctx context.Context, who, name string) (adminResult, err
 	if err != nil {
 		return adminResult{}, storeGetErr(name, err)
 	}
+	// The tool changes pending now (what GET showed), approved below with
+	// the launch spec; later ones stay held until approved.
+	changes, err := h.changesOf(ctx, name)
+	if err != nil {
+		return adminResult{}, errInternal("cannot read the tool pins", err)
+	}
 	if !cur.Approved() {
 		fp := cur.Spec.Fingerprint()
 		if _, err := h.opts.Store.Update(ctx, name, func(r *upstream.Registration) error {
@@ -754,11 +790,22 @@ func (h *Hub) opApprove(ctx context.Context, who, name string) (adminResult, err
 		}
 		_ = h.opts.Store.Audit(ctx, who, "approve", name, map[string]any{"launch": cur.Spec.RedactedLaunch()})
 	}
+	if len(changes.Findings) > 0 {
+		if err := h.approveChanges(ctx, who, changes); errors.Is(err, upstream.ErrPinsChanged) {
+			return adminResult{}, &adminError{http.StatusConflict, "CHANGED", fmt.Sprintf("the tool pins of %q changed while they were being approved; review them again", name)}
+		} else if err != nil {
+			return adminResult{}, errInternal("cannot store the approval of the tool changes", err)
+		}
+	}
 	res, err := h.started(ctx, name, "Approved", fullWait)
 	if err == nil {
 		review := cur.Spec.Review()
 		res.text += "\nIt was approved to:\n" + indentLines(review)
 		res.data["review"] = review
+		if len(changes.Findings) > 0 {
+			res.text += "\nand these changes to what it lists were approved:\n" + indentLines(changes.Review())
+			res.data["toolChanges"] = changes.Review()
+		}
 	}
 	return res, err
 }

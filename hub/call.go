@@ -41,7 +41,7 @@ func (s *session) callTool(line []byte, m wire.Message) bool {
 			e, ok := s.h.Catalog().Tool(p.name)
 			switch {
 			case !ok:
-				s.replyError(m.ID, jsonrpc.CodeInvalidParams, fmt.Sprintf("unknown tool: %q", p.name), nil)
+				s.unknownTool(m, p.name)
 			case e.Server == "":
 				if !s.ownRawTool(m, p.name) {
 					s.toSDKMsg(line, m)
@@ -54,7 +54,7 @@ func (s *session) callTool(line []byte, m wire.Message) bool {
 	}
 	if !ok {
 		s.h.metrics.call("", "", outcomeUnknownTool, 0) // never a client-chosen label value
-		s.replyError(m.ID, jsonrpc.CodeInvalidParams, fmt.Sprintf("unknown tool: %q", p.name), nil)
+		s.unknownTool(m, p.name)
 		return true
 	}
 	if e.Server == "" {
@@ -62,6 +62,16 @@ func (s *session) callTool(line []byte, m wire.Message) bool {
 	}
 	s.startCall(m, p, e)
 	return true
+}
+
+// unknownTool answers a call of a tool the catalog lacks: a tool error
+// naming `mcp-hub approve` for a quarantined one, else unknown tool.
+func (s *session) unknownTool(m wire.Message, name string) {
+	if msg, ok := s.h.heldMessage(upstream.PinTool, name); ok {
+		s.reply(m.ID, toolResultError(msg))
+		return
+	}
+	s.replyError(m.ID, jsonrpc.CodeInvalidParams, fmt.Sprintf("unknown tool: %q", name), nil)
 }
 
 // startCall forwards a tools/call for a catalog entry of an upstream.

@@ -119,7 +119,7 @@ func (h *Hub) upstreamTools(fn func(up *upstream.Upstream, it catalog.Item, expo
 				exposed[e.Original] = e.Name
 			}
 		}
-		for _, it := range h.parse(u.Name(), inv).tools {
+		for _, it := range h.vetted(u.Name(), inv).tools {
 			if filter.Match(it.Key) {
 				fn(u, it, exposed[it.Key])
 			}
@@ -240,6 +240,10 @@ func (s *session) callUpstreamTool(m wire.Message) {
 			known = true
 		}
 	})
+	if msg, held := s.h.heldUpstreamTool(server, tool); !known && held {
+		s.reply(m.ID, toolResultError("hub_call_tool: "+msg))
+		return
+	}
 	if !known {
 		s.reply(m.ID, toolResultError(fmt.Sprintf("hub_call_tool: MCP server %q has no tool %q (or the hub's filters hide it); hub_search_tools lists what there is", server, tool)))
 		return

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/catalog"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // codeResourceNotFound is MCP's error code for a resource no server offers.
@@ -111,7 +112,11 @@ func (s *session) getPrompt(m wire.Message) {
 func (s *session) withPrompt(m wire.Message, name string, fn func(catalog.Entry)) {
 	s.resolve(func(c *catalog.Catalog) (catalog.Entry, bool) { return c.Prompt(name) }, func(e catalog.Entry, ok bool) {
 		if !ok {
-			s.replyError(m.ID, jsonrpc.CodeInvalidParams, fmt.Sprintf("unknown prompt: %q", name), nil)
+			msg, held := s.h.heldMessage(upstream.PinPrompt, name)
+			if !held {
+				msg = fmt.Sprintf("unknown prompt: %q", name)
+			}
+			s.replyError(m.ID, jsonrpc.CodeInvalidParams, msg, nil)
 			return
 		}
 		fn(e)

@@ -88,6 +88,7 @@ type Hub struct {
 	saveKick    chan struct{}    // capacity 1: wakes saveLoop
 	wg          sync.WaitGroup   // followStore, saveLoop
 	reconcileMu sync.Mutex       // serializes reconcile
+	pins        pinState         // tool pins and what they hold back
 
 	mu         sync.Mutex // guards following
 	sessions   map[*session]struct{}
@@ -350,7 +351,7 @@ func (h *Hub) rebuildNow() {
 		if inv.Version == 0 && !inv.Stale {
 			continue // never listed
 		}
-		p := h.parse(u.Name(), inv)
+		p := h.vetted(u.Name(), inv) // without what the trust policy holds back
 		spec := u.Spec()
 		srcs = append(srcs, catalog.Source{
 			Server:    u.Name(),

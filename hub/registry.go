@@ -36,6 +36,11 @@ type Store interface {
 	// Changed reports whether another process changed the store since the
 	// last call.
 	Changed(ctx context.Context) (bool, error)
+	// Pins returns the tool pins of every upstream that has any, by name.
+	Pins(ctx context.Context) (map[string][]upstream.Pin, error)
+	// RecordPins stores pins with their history and an audit entry in one
+	// transaction; see upstream.PinRecord for its errors.
+	RecordPins(ctx context.Context, name string, rec upstream.PinRecord) error
 }
 
 // ConfigServer is an upstream declared in the hub's configuration file.
@@ -165,6 +170,10 @@ func (h *Hub) reconcileLocked(ctx context.Context) ([]<-chan struct{}, error) {
 	if err != nil {
 		return stops, fmt.Errorf("store: %w", err)
 	}
+	if err := h.loadPins(ctx); err != nil {
+		return stops, fmt.Errorf("store: %w", err) // never serve unchecked tools
+	}
+	h.setPolicies(regs)
 	h.warnBroken(ctx)
 	want := map[string]upstream.Registration{}
 	for _, r := range regs {
@@ -385,6 +394,7 @@ func (h *Hub) saveLoop() {
 		case <-h.saveKick:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		h.savePins(ctx)
 		for _, u := range h.mgr.List() {
 			name := u.Name()
 			if inv := u.Inventory(); !inv.Stale && inv.Version > 0 && savedInv[name] != inv.Version {

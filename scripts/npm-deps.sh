@@ -2,7 +2,8 @@
 # Installs pinned npm packages into .cache/, from a lock file under testdata/.
 #
 #   scripts/npm-deps.sh            the packages the tests run against
-#                                  (server-everything, the MCP conformance
+#                                  (server-everything, server-memory and
+#                                  server-filesystem, the MCP conformance
 #                                  suite, Node 22 for it): testdata/npm ->
 #                                  .cache/npm
 #   scripts/npm-deps.sh bench      the npm hubs and bridges `make bench`

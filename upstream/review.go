@@ -58,7 +58,14 @@ func (s *Spec) Review() string {
 		b.WriteString("\nrequests it may make of the client: ")
 		b.WriteString(p)
 	}
+	if s.Trust != "" {
+		b.WriteString("\nchanged or new tools, prompts and resource templates: ")
+		b.WriteString(trustText[s.Trust])
+	}
 	ws := s.LaunchWarnings()
+	if s.Trust == TrustOff {
+		ws = append(ws, "its tools are not pinned (trust off): a change to what they say or do reaches the model unseen")
+	}
 	if len(ws) > 0 {
 		b.WriteByte('\n')
 	}
@@ -67,6 +74,13 @@ func (s *Spec) Review() string {
 		b.WriteString(w)
 	}
 	return b.String()
+}
+
+// trustText says what a trust policy does, for [Spec.Review].
+var trustText = map[Trust]string{
+	TrustPin:  "quarantined until a person approves them (trust pin)",
+	TrustWarn: "served, logged and flagged until a person approves them (trust warn)",
+	TrustOff:  "not checked (trust off)",
 }
 
 // formatArgv renders a command and its arguments as a person reads them:

@@ -94,6 +94,12 @@ type Spec struct {
 	AllowSampling    *bool `json:"allowSampling,omitempty"`
 	AllowElicitation *bool `json:"allowElicitation,omitempty"`
 	AllowRoots       *bool `json:"allowRoots,omitempty"`
+
+	// Trust says what happens when a tool, prompt or resource template it
+	// lists differs from the pinned one ([Registration.TrustPolicy]; empty:
+	// the default for who registered it). Relaxing it is a change a person
+	// approves: it is covered by the fingerprint.
+	Trust Trust `json:"trust,omitempty"`
 }
 
 // ToolFilter selects tools by name with '*' globs. A tool is kept when Allow
@@ -249,6 +255,11 @@ func (s *Spec) Validate() error {
 	}
 	if s.Start != StartEager && s.Start != StartLazy {
 		return fieldErr("start", "must be \"lazy\" or empty (got %q)", s.Start)
+	}
+	switch s.Trust {
+	case "", TrustPin, TrustWarn, TrustOff:
+	default:
+		return fieldErr("trust", "must be pin, warn or off (got %q)", s.Trust)
 	}
 	if s.MaxInFlight < 0 {
 		return fieldErr("maxInFlight", "must not be negative")
