@@ -15,4 +15,4 @@ func newScope(raw any, spec *upstream.Spec) {
 }
 
 // scopeUsage documents mcp-hub add's --scope.
-const scopeUsage = "shared (one instance for every client session), session (one per client session) or auto (shared until the server asks a client something the hub cannot attribute to one session)"
+const scopeUsage = "shared (one instance for every client session), session (one per client session) or auto (shared until the server asks a client something while several sessions wait on it)"

@@ -121,7 +121,7 @@ var specFields = map[string]any{
 	"trust": map[string]any{"type": "string", "enum": []string{"pin", "warn", "off"},
 		"description": "what happens when one of its tools changes after approval, or a new one appears: pin (default) quarantines it until a person approves it, warn serves it flagged, off checks nothing; a change needs a person's approval"},
 	"scope": map[string]any{"type": "string", "enum": []string{"shared", "session", "auto"},
-		"description": "shared: one instance serves every client session; session: each client session gets its own (for servers that keep per-user state: a browser, a shell, a database session); auto (the default for a new server): shared until the server asks the client something the hub cannot attribute to one session, then one per session for sessions that start after that"},
+		"description": "shared: one instance serves every client session; session: each client session gets its own (for servers that keep per-user state: a browser, a shell, a database session); auto (the default for a new server): shared until the server asks a client something while several sessions wait on it (the hub cannot tell which it is for), then one per session for sessions that start after that"},
 }
 
 func objectSchema(props map[string]any, required ...string) map[string]any {

@@ -28,9 +28,13 @@ import (
 //     eager) and stopped when the session ends; everything that instance
 //     sends is its session's, so it is always attributable;
 //   - auto: shared, until the shared instance sends a request the hub
-//     cannot attribute; sessions that start after that get instances of
-//     their own (logged once). Sessions that started before keep the
-//     shared one: nothing in flight moves.
+//     cannot attribute because several sessions are waiting on it;
+//     sessions that start after that get instances of their own (logged
+//     once). Sessions that started before keep the shared one: nothing in
+//     flight moves. A request made while no session waits (at start, on a
+//     timer) is refused as for any shared upstream and switches nothing:
+//     sharing did not cause it, and many servers ask for roots once at
+//     start.
 //
 // The catalog comes from the registered upstream's listing either way.
 
@@ -240,18 +244,19 @@ func ownedAttribution(c *upstream.Conn, s *session, origin []byte) attribution {
 }
 
 // unattributed is told of each request the upstream behind c sent that the
-// hub could not attribute. An upstream of scope auto switches: client
-// sessions that start from now on get instances of their own. It is logged
-// once per upstream.
+// hub could not attribute, and of how many sessions were waiting on it.
+// When several were, an upstream of scope auto switches: client sessions
+// that start from now on get instances of their own. It is logged once per
+// upstream.
 func (h *Hub) unattributed(c *upstream.Conn, method string, sessions int) {
-	if c.Owner() != nil {
+	if c.Owner() != nil || sessions < 2 {
 		return
 	}
 	up, ok := h.mgr.Get(c.Name())
 	if !ok || up.Scope() != upstream.ScopeAuto || !h.auto.switchNow(c.Name()) {
 		return
 	}
-	h.logger.Warn("upstream made a request the hub cannot attribute to one client session; client sessions that start from now on get an instance of their own (scope auto)",
+	h.logger.Warn("upstream made a request while several client sessions waited on it, which the hub cannot attribute; client sessions that start from now on get an instance of their own (scope auto)",
 		"upstream", c.Name(), "method", method, "sessions_waiting", sessions)
 	h.upstreamChanged(c.Name())
 }
@@ -327,8 +332,9 @@ func (h *Hub) applyInstanceLogLevels() {
 	live := map[*upstream.Conn]int32{}
 	for _, up := range h.mgr.List() {
 		for _, i := range up.Instances() {
-			c, s := i.Conn(), i.Owner().(*session)
-			if c == nil {
+			c := i.Conn()
+			s, ok := i.Owner().(*session)
+			if c == nil || !ok {
 				continue
 			}
 			l := s.logLevel.Load()
@@ -395,7 +401,7 @@ func scopeText(v serverView) string {
 	case v.PerSession:
 		b.WriteString("scope auto, switched to one instance per client session for sessions started since")
 	default:
-		b.WriteString("scope auto, shared until it makes a request the hub cannot attribute")
+		b.WriteString("scope auto, shared until it asks a client something while several sessions wait on it")
 	}
 	fmt.Fprintf(&b, ", %d running", len(v.Instances))
 	for i, in := range v.Instances {

@@ -54,8 +54,9 @@ const (
 	// browser, a shell, a transaction) is the session's alone.
 	ScopeSession Scope = "session"
 	// ScopeAuto: shared until the server sends a request of the client
-	// that the hub cannot attribute to one session; client sessions that
-	// start after that get instances of their own.
+	// that the hub cannot attribute to one session, because several wait
+	// on it; client sessions that start after that get instances of their
+	// own.
 	ScopeAuto Scope = "auto"
 )
 
@@ -86,7 +87,7 @@ func (s Scope) Describe() string {
 	case ScopeSession:
 		return "one per client session (scope session), started on the session's first use and stopped when it ends"
 	case ScopeAuto:
-		return "one shared by every client session, or one per client session for sessions that start after it asks a client something the hub cannot attribute to one session (scope auto)"
+		return "one shared by every client session, or one per client session for sessions that start after it asks a client something while several sessions wait on it (scope auto)"
 	}
 	return ""
 }
