@@ -500,3 +500,36 @@ func TestScopeAdmin(t *testing.T) {
 		t.Errorf("PUT an unknown scope: %d %v, want 400 naming scope", code, out)
 	}
 }
+
+// TestSessionScopeEager: with start: eager, a session-scoped upstream's
+// instance starts when the session is initialized, before its first call;
+// without it, on the first call.
+func TestSessionScopeEager(t *testing.T) {
+	for _, start := range []upstream.StartMode{upstream.StartEager, upstream.StartEagerSessions} {
+		t.Run("start="+string(start), func(t *testing.T) {
+			spec := scopedSpec("fx", upstream.ScopeSession, "-only", "counter")
+			spec.Start = start
+			h, srv := startHTTPHub(t, nil, spec)
+			waitTools(t, h, "counter")
+			u, _ := h.Manager().Get("fx")
+			cs := sdkSession(t, srv.URL, false, nil)
+			if start == upstream.StartEagerSessions {
+				eventually(t, 10*time.Second, "the session's instance started at initialize", func() bool {
+					insts := u.Instances()
+					return len(insts) == 1 && insts[0].Status().State == upstream.StateConnected
+				})
+			} else {
+				time.Sleep(300 * time.Millisecond) // an eager start would be under way by now
+				if n := len(u.Instances()); n != 0 {
+					t.Errorf("%d instances before the first call, want none", n)
+				}
+			}
+			if got := callText(t, cs, "counter", nil); got != "1" {
+				t.Errorf("counter = %s", got)
+			}
+			if n := len(u.Instances()); n != 1 {
+				t.Errorf("%d instances after the first call, want 1", n)
+			}
+		})
+	}
+}
