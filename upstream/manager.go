@@ -131,7 +131,8 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Manager owns every registered upstream and its supervisor.
+// Manager owns every registered upstream and its supervisor, and their
+// per-session instances (see [Manager.StartInstance]).
 type Manager struct {
 	opts       Options
 	spawnSlots chan struct{} // semaphore: connection attempts at once
@@ -142,7 +143,7 @@ type Manager struct {
 
 	mu        sync.Mutex // guards following; taken before an upstream's mu
 	upstreams map[string]*Upstream
-	instances int // per-session instances of every upstream, live or stopping
+	instances int // per-session instances of every upstream, but those stopping
 	closed    bool
 }
 
