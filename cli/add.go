@@ -14,7 +14,7 @@ import (
 
 // Add registers an upstream, approved: a person typed the command.
 func Add(ctx context.Context, e *Env) int {
-	var url, cwd, desc, transport *string
+	var url, cwd, desc, transport, scope *string
 	var env, headers *[]string
 	var disabled, noAuto *bool
 	define := func(fs *pflag.FlagSet) {
@@ -26,10 +26,11 @@ func Add(ctx context.Context, e *Env) int {
 		headers = fs.StringArray("header", nil, "Name=VALUE header sent to an HTTP server (repeatable)")
 		disabled = fs.Bool("disabled", false, "register without connecting")
 		noAuto = fs.Bool("no-auto-connect", false, "do not connect when the hub starts (connect on first use)")
+		scope = fs.String("scope", string(upstream.DefaultScope), scopeUsage)
 	}
 	use := "NAME [flags] -- COMMAND [ARGS...]\n       mcp-hub add NAME [flags] --url URL"
 	return withStore(ctx, e, use, 1, -1, define, func(st *persist.Store, _ *config.Config, args []string) int {
-		spec := upstream.Spec{Name: args[0], URL: *url, Cwd: *cwd, Description: *desc, Transport: upstream.Transport(*transport)}
+		spec := upstream.Spec{Name: args[0], URL: *url, Cwd: *cwd, Description: *desc, Transport: upstream.Transport(*transport), Scope: upstream.Scope(*scope)}
 		if len(args) > 1 {
 			spec.Command, spec.Args = args[1], args[2:]
 		}

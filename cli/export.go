@@ -160,7 +160,10 @@ func hubOnly(r upstream.Registration) []string {
 	add(s.IdleTimeout != 0, "idleTimeout")
 	add(s.ProtocolVersion != "", "protocolVersion")
 	add(s.Start == upstream.StartLazy || !r.AutoConnect, "start: lazy")
+	add(s.Start == upstream.StartEagerSessions && r.AutoConnect, "start: eager")
 	add(s.MaxInFlight != 0, "maxInFlight")
+	add(s.Scope != upstream.ScopeShared, "scope")
+	add(s.MaxInstances != 0, "maxInstances")
 	return out
 }
 
@@ -248,9 +251,17 @@ func writeYAML(w io.Writer, regs []upstream.Registration, m *redact.Masker, from
 		}
 		if s.Start == upstream.StartLazy || !r.AutoConnect {
 			fmt.Fprintln(w, `    start: "lazy"`)
+		} else if s.Start == upstream.StartEagerSessions {
+			fmt.Fprintln(w, `    start: "eager"`)
 		}
 		if s.MaxInFlight != 0 {
 			fmt.Fprintf(w, "    maxInFlight: %d\n", s.MaxInFlight)
+		}
+		if s.Scope != upstream.ScopeShared {
+			fmt.Fprintf(w, "    scope: %s\n", q(string(s.Scope)))
+		}
+		if s.MaxInstances != 0 {
+			fmt.Fprintf(w, "    maxInstances: %d\n", s.MaxInstances)
 		}
 	}
 }

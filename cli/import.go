@@ -155,6 +155,7 @@ func planImport(cc *clientconfig.File) []importItem {
 			it.Notes = notes
 			if err == nil {
 				it.Server, err = config.DecodeServer(cc.Path, en.Name, raw)
+				newScope(raw, &it.Server.Spec)
 			}
 			if err != nil {
 				it.Outcome, it.Why = importUnreadable, entryError(en.Name, err)

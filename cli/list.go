@@ -26,12 +26,12 @@ func List(ctx context.Context, e *Env) int {
 		for _, r := range regs {
 			approval := r.ApprovalState()
 			launch := strings.ReplaceAll(r.Spec.RedactedLaunch().String(), "\n", "; ")
-			lines[r.Spec.Name] = fmt.Sprintf("%s\t%s\t%s\t%s\t%v\t%s\n", r.Spec.Name, r.Spec.InferTransport(), r.Source, approval, r.Enabled, launch)
+			lines[r.Spec.Name] = fmt.Sprintf("%s\t%s\t%s\t%s\t%v\t%s\t%s\n", r.Spec.Name, r.Spec.InferTransport(), r.Source, approval, r.Enabled, r.Spec.Scope, launch)
 		}
 		for _, b := range broken {
-			lines[b.Name] = fmt.Sprintf("%s\tunknown\t%s\tFAILED\t-\tnothing: %s; %s\n", b.Name, b.Source, strings.ReplaceAll(probe.BrokenWhy(b), "\n", " "), probe.BrokenFix(b.Name))
+			lines[b.Name] = fmt.Sprintf("%s\tunknown\t%s\tFAILED\t-\t-\tnothing: %s; %s\n", b.Name, b.Source, strings.ReplaceAll(probe.BrokenWhy(b), "\n", " "), probe.BrokenFix(b.Name))
 		}
-		printRows(e.Stdout, "NAME\tTRANSPORT\tSOURCE\tAPPROVAL\tENABLED\tRUNS", lines)
+		printRows(e.Stdout, "NAME\tTRANSPORT\tSOURCE\tAPPROVAL\tENABLED\tSCOPE\tRUNS", lines)
 		printToolChanges(ctx, e, st)
 		return ExitOK
 	})

@@ -40,6 +40,9 @@ func Status(ctx context.Context, e *Env) int {
 					reported += " (no longer running)"
 				}
 			}
+			if r.Spec.Scope != upstream.ScopeShared && state != "-" {
+				state += " (scope " + string(r.Spec.Scope) + ")" // its instances run per client session
+			}
 			if r.Approval != upstream.ApprovalApproved || !r.Approved() {
 				state = string(upstream.StatePending)
 				lastErr = "awaiting approval: mcp-hub approve " + r.Spec.Name

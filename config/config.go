@@ -79,6 +79,8 @@ type Limits struct {
 	MaxInFlight     int `koanf:"maxInFlight" default:"10" doc:"concurrent calls per upstream; more wait their turn"`
 	MaxMessageBytes int `koanf:"maxMessageBytes" default:"16777216" doc:"largest message read from an upstream or a client"`
 	MaxSpawns       int `koanf:"maxConcurrentSpawns" default:"4" doc:"connection attempts running at once"`
+	MaxInstances    int `koanf:"maxInstances" default:"16" doc:"per-session instances of one upstream (scope session, or auto once switched) running at once; a client session over the cap gets a tool error"`
+	MaxAllInstances int `koanf:"maxTotalInstances" default:"64" doc:"per-session instances of all upstreams together running at once"`
 }
 
 // Reconnect is the reconnect section: the backoff between the connection
@@ -171,9 +173,11 @@ type serverEntry struct {
 	ListTimeout      time.Duration     `koanf:"listTimeout" doc:"overrides timeouts.list"`
 	CallTimeout      time.Duration     `koanf:"callTimeout" doc:"overrides timeouts.call"`
 	ProtocolVersion  string            `koanf:"protocolVersion" doc:"overrides protocolVersion"`
-	Start            string            `koanf:"start" enum:"eager,lazy" doc:"\"lazy\": start on the first call instead of at once"`
+	Start            string            `koanf:"start" enum:"eager,lazy" doc:"\"lazy\": start on the first call instead of at once; \"eager\" with scope session: start each client session's instance when the session starts, not on its first use"`
 	IdleTimeout      time.Duration     `koanf:"idleTimeout" doc:"stop a stdio upstream unused for this long (0: never)"`
 	MaxInFlight      int               `koanf:"maxInFlight" doc:"overrides limits.maxInFlight"`
+	Scope            string            `koanf:"scope" enum:"shared,session,auto" default:"shared" doc:"shared: one instance serves every client session; session: each client session gets its own (servers that keep per-user state, or ask the client things over stdio); auto: shared until the server asks a client something while several sessions wait on it (the hub cannot tell which it is for), then one per session for sessions that start after that"`
+	MaxInstances     int               `koanf:"maxInstances" doc:"overrides limits.maxInstances for this upstream"`
 	AllowSampling    *bool             `koanf:"allowSampling" default:"true" doc:"let it ask the calling client for an LLM completion (sampling/createMessage)"`
 	AllowElicitation *bool             `koanf:"allowElicitation" default:"true" doc:"let it ask the calling client's user for input (elicitation/create; never for secrets)"`
 	AllowRoots       *bool             `koanf:"allowRoots" default:"true" doc:"let it ask the calling client for its roots (roots/list)"`

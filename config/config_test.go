@@ -84,7 +84,8 @@ func TestConfigServers(t *testing.T) {
     "stream": {"type": "streamable-http", "url": "http://127.0.0.1:9/mcp"},
     "inferred": {"url": "https://example.com/api/sse/"},
     "tuned": {"command": "x", "transport": "stdio", "disabled": true, "tools": {"allow": ["read_*"], "deny": ["*delete*"]},
-              "callTimeout": "5m", "start": "lazy", "maxInFlight": 2, "idleTimeout": "10m", "allowSampling": false, "allowRoots": true}
+              "callTimeout": "5m", "start": "lazy", "maxInFlight": 2, "idleTimeout": "10m", "allowSampling": false, "allowRoots": true,
+              "scope": "session", "maxInstances": 3}
   }
 }`)
 	c, err := loadConfig(parseFlags(t, "--config", file), nil)
@@ -113,7 +114,8 @@ func TestConfigServers(t *testing.T) {
 	if !tuned.Disabled || tuned.Spec.CallTimeout.Std() != 5*time.Minute || tuned.Spec.Start != upstream.StartLazy ||
 		tuned.Spec.MaxInFlight != 2 || tuned.Spec.Tools.Allow[0] != "read_*" || tuned.Spec.Tools.Deny[0] != "*delete*" ||
 		tuned.Spec.IdleTimeout.Std() != 10*time.Minute || tuned.Spec.AllowSampling == nil || *tuned.Spec.AllowSampling ||
-		tuned.Spec.AllowRoots == nil || !*tuned.Spec.AllowRoots || tuned.Spec.AllowElicitation != nil {
+		tuned.Spec.AllowRoots == nil || !*tuned.Spec.AllowRoots || tuned.Spec.AllowElicitation != nil ||
+		tuned.Spec.Scope != upstream.ScopeSession || tuned.Spec.MaxInstances != 3 || fs.Scope != upstream.ScopeShared {
 		t.Errorf("tuned = %+v", tuned)
 	}
 }

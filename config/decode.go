@@ -338,6 +338,7 @@ func (e serverEntry) server(file, name string) (Server, error) {
 		InitTimeout: upstream.Duration(e.InitTimeout), ListTimeout: upstream.Duration(e.ListTimeout),
 		CallTimeout: upstream.Duration(e.CallTimeout), IdleTimeout: upstream.Duration(e.IdleTimeout),
 		ProtocolVersion: e.ProtocolVersion, MaxInFlight: e.MaxInFlight,
+		Scope: upstream.Scope(e.Scope), MaxInstances: e.MaxInstances,
 		AllowSampling: e.AllowSampling, AllowElicitation: e.AllowElicitation, AllowRoots: e.AllowRoots,
 		Trust: upstream.Trust(e.Trust),
 	}
@@ -349,8 +350,11 @@ func (e serverEntry) server(file, name string) (Server, error) {
 	case e.Type != "":
 		s.Transport = upstream.Transport(normalizeTransport(e.Type))
 	}
-	if e.Start == "lazy" {
+	switch e.Start {
+	case "lazy":
 		s.Start = upstream.StartLazy
+	case "eager":
+		s.Start = upstream.StartEagerSessions
 	}
 	sc := Server{Spec: s, Disabled: e.Disabled}
 	if err := sc.Spec.Validate(); err != nil {

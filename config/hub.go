@@ -56,6 +56,8 @@ func (c *Config) UpstreamOptions(groups upstream.ProcessGroups) upstream.Options
 		HealthInterval:      c.HealthInterval,
 		HealthFailures:      c.HealthFailures,
 		MaxConcurrentSpawns: c.MaxSpawns,
+		MaxInstances:        c.MaxInstances,
+		MaxTotalInstances:   c.MaxAllInstances,
 		InheritEnv:          c.InheritEnv,
 		ProcessGroups:       groups,
 	}

@@ -42,6 +42,8 @@ func TestKeysFromTags(t *testing.T) {
 		{"limits.maxInFlight", KindInt, "10", nil},
 		{"limits.maxMessageBytes", KindInt, "16777216", nil},
 		{"limits.maxConcurrentSpawns", KindInt, "4", nil},
+		{"limits.maxInstances", KindInt, "16", nil},
+		{"limits.maxTotalInstances", KindInt, "64", nil},
 		{"reconnect", KindSection, "", nil},
 		{"reconnect.initialDelay", KindDuration, "5s", nil},
 		{"reconnect.multiplier", KindFloat, "2", nil},
@@ -93,6 +95,8 @@ func TestKeysFromTags(t *testing.T) {
 		{"mcpServers.*.start", KindString, "", []string{"eager", "lazy"}},
 		{"mcpServers.*.idleTimeout", KindDuration, "", nil},
 		{"mcpServers.*.maxInFlight", KindInt, "", nil},
+		{"mcpServers.*.scope", KindString, "shared", []string{"shared", "session", "auto"}},
+		{"mcpServers.*.maxInstances", KindInt, "", nil},
 		{"mcpServers.*.allowSampling", KindBool, "true", nil},
 		{"mcpServers.*.allowElicitation", KindBool, "true", nil},
 		{"mcpServers.*.allowRoots", KindBool, "true", nil},
@@ -122,7 +126,7 @@ firstListWait: 1s
 configPoll: 2s
 protocolVersion: "2025-06-18"
 timeouts: {initialize: 3s, list: 4s, call: 5s, shutdownGrace: 6s}
-limits: {maxInFlight: 7, maxMessageBytes: 8, maxConcurrentSpawns: 9}
+limits: {maxInFlight: 7, maxMessageBytes: 8, maxConcurrentSpawns: 9, maxInstances: 21, maxTotalInstances: 22}
 reconnect: {initialDelay: 10s, multiplier: 1.5, maxDelay: 11s, jitter: 0.5, maxAttempts: 12}
 health: {interval: 13s, failures: 14}
 security: {maxToolOutputLength: 15, allowedServerNames: [a]}
@@ -138,7 +142,7 @@ env: {inherit: [E]}
 	want := &Config{
 		File: c.File, LogLevel: "debug", LogFormat: "json", DataDir: "/d",
 		CatalogSettings: CatalogSettings{"prefix", "--"}, FirstListWait: s("1s"), ConfigPoll: s("2s"), ProtocolVersion: "2025-06-18",
-		Timeouts: Timeouts{s("3s"), s("4s"), s("5s"), s("6s")}, Limits: Limits{7, 8, 9},
+		Timeouts: Timeouts{s("3s"), s("4s"), s("5s"), s("6s")}, Limits: Limits{7, 8, 9, 21, 22},
 		Backoff: Reconnect{s("10s"), 1.5, s("11s"), 0.5, 12}, Health: Health{s("13s"), 14},
 		Security: Security{15, []string{"a"}}, Admin: Admin{"read-only", "auto"},
 		HTTP: HTTP{"127.0.0.1:1", "${T}", true, true, []string{"h"}, []string{"o"}, 16, s("17s"), 18, s("19s"), s("20s")},

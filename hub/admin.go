@@ -120,6 +120,8 @@ var specFields = map[string]any{
 	"enabled":     map[string]any{"type": "boolean", "description": "false registers it without ever connecting (default true)"},
 	"trust": map[string]any{"type": "string", "enum": []string{"pin", "warn", "off"},
 		"description": "what happens when one of its tools changes after approval, or a new one appears: pin (default) quarantines it until a person approves it, warn serves it flagged, off checks nothing; a change needs a person's approval"},
+	"scope": map[string]any{"type": "string", "enum": []string{"shared", "session", "auto"},
+		"description": "shared: one instance serves every client session; session: each client session gets its own (for servers that keep per-user state: a browser, a shell, a database session); auto (the default for a new server): shared until the server asks a client something while several sessions wait on it (the hub cannot tell which it is for), then one per session for sessions that start after that"},
 }
 
 func objectSchema(props map[string]any, required ...string) map[string]any {
@@ -271,6 +273,11 @@ type serverView struct {
 	// warn) or never forwarded (instructions).
 	Quarantined []string `json:"quarantined,omitempty"`
 	Flagged     []string `json:"flagged,omitempty"`
+	// Scope (omitted when shared), whether a scope auto upstream switched
+	// to per-session instances, and the instances running, by session.
+	Scope      string         `json:"scope,omitempty"`
+	PerSession bool           `json:"perSession,omitempty"`
+	Instances  []instanceInfo `json:"instances,omitempty"`
 }
 
 // views returns every registered upstream (the store's, or the manager's
@@ -286,13 +293,15 @@ func (h *Hub) views(ctx context.Context) ([]serverView, error) {
 	add := func(spec upstream.Spec, source, approval, note string) {
 		v := serverView{Name: spec.Name, Transport: string(spec.InferTransport()), Source: source, Approval: approval,
 			ApprovalNote: note, Description: spec.Description, Shadowed: shadowed[spec.Name], State: string(upstream.StatePending)}
-		if u, ok := h.mgr.Get(spec.Name); ok {
+		u, ok := h.mgr.Get(spec.Name)
+		if ok {
 			st := u.Status()
 			v.State, v.Tools, v.LastError = string(st.State), st.Tools, st.LastError
 			v.Quarantined, v.Flagged = h.quarantineOf(spec.Name)
 		} else if approval == string(upstream.ApprovalPending) {
 			v.LastError = "awaiting approval: run `mcp-hub approve " + spec.Name + "`"
 		}
+		h.instanceView(&v, spec, u)
 		out = append(out, v)
 	}
 	if h.opts.Store == nil {
@@ -333,6 +342,9 @@ func (h *Hub) opList(ctx context.Context) (adminResult, error) {
 		}
 		if v.LastError != "" {
 			fmt.Fprintf(&b, "; last error: %s", v.LastError)
+		}
+		if t := scopeText(v); t != "" {
+			fmt.Fprintf(&b, "; %s", t)
 		}
 		if len(v.Shadowed) > 0 {
 			fmt.Fprintf(&b, "; tools lost to name collisions: %s", strings.Join(v.Shadowed, ", "))
@@ -400,6 +412,9 @@ func (h *Hub) opGet(ctx context.Context, name string) (adminResult, error) {
 		text += "\napproving it lets it:\n" + indentLines(review)
 		data["review"] = review
 	}
+	if t := scopeText(view); t != "" {
+		text += "\nclient sessions: " + t
+	}
 	if view.LastError != "" {
 		text += "\nlast error: " + view.LastError
 	}
@@ -455,6 +470,10 @@ func specFromArgs(base upstream.Spec, args map[string]json.RawMessage) upstream.
 			var t string
 			_ = json.Unmarshal(v, &t)
 			s.Trust = upstream.Trust(t)
+		case "scope":
+			var sc string
+			_ = json.Unmarshal(v, &sc)
+			s.Scope = upstream.Scope(sc) // Validate reads it ("shared" is stored as "")
 		}
 	}
 	return s
@@ -492,7 +511,7 @@ func (h *Hub) opAdd(ctx context.Context, who string, args map[string]json.RawMes
 	if err := h.writable(); err != nil {
 		return adminResult{}, err
 	}
-	spec := specFromArgs(upstream.Spec{Name: argString(args, "name")}, args)
+	spec := specFromArgs(upstream.Spec{Name: argString(args, "name"), Scope: upstream.DefaultScope}, args)
 	if err := validateSpec(&spec); err != nil {
 		return adminResult{}, err
 	}
@@ -567,6 +586,7 @@ func (h *Hub) started(ctx context.Context, name, what string, wait time.Duration
 	st := h.waitAttempt(ctx, name, wait)
 	tools := h.toolsOf(name)
 	text := fmt.Sprintf("%s %q: %s, %d tools", what, name, st.State, len(tools))
+	text += h.scopeNote(name)
 	if st.State == upstream.StateConnecting {
 		text += "; still starting: its tools join the catalog when it is ready (clients get notifications/tools/list_changed); hub_get_server shows its state"
 	}

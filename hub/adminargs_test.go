@@ -39,7 +39,7 @@ func TestAdminArgsSchema(t *testing.T) {
 		{"hub_add_server", `{"name":"x","command":"x","env":{"A":1}}`, "env: must be an object of strings"},
 		{"hub_add_server", `{"name":"x","command":"x","transport":"ftp"}`, `transport: must be one of stdio, sse, http, got "ftp"`},
 		{"hub_add_server", `{"name":"x","command":"x","enabled":"yes"}`, "enabled: must be true or false"},
-		{"hub_add_server", `{"name":"x","comand":"y"}`, "comand: unknown field (known: args, autoConnect, command, cwd, description, enabled, env, headers, name, transport, trust, url)"},
+		{"hub_add_server", `{"name":"x","comand":"y"}`, "comand: unknown field (known: args, autoConnect, command, cwd, description, enabled, env, headers, name, scope, transport, trust, url)"},
 		{"hub_add_server", `{"command":"y"}`, "name: required"},
 		{"hub_add_server", `{"name":"../x","command":"y"}`, `name: invalid name "../x": must match ` + upstream.NamePattern},
 		{"hub_add_server", `{"name":"Hub_x","command":"y"}`, `name: invalid name "Hub_x": "hub" and names starting "hub_" are reserved for the hub`},

@@ -76,7 +76,8 @@ func TestAPIEnvValueEditNeedsApproval(t *testing.T) {
 			// each time it starts.
 			marker := filepath.Join(dir, tc.name+".log")
 			script := fmt.Sprintf(`printf '%%s\n' "$%s" >> '%s'; exec '%s' -only echo`, tc.v, marker, fixture)
-			spec := upstream.Spec{Name: tc.name, Command: "sh", Args: []string{"-c", script}, Env: map[string]string{tc.v: tc.before}}
+			// Registered by POST without a scope: the default of new registrations.
+			spec := upstream.Spec{Name: tc.name, Command: "sh", Args: []string{"-c", script}, Env: map[string]string{tc.v: tc.before}, Scope: upstream.DefaultScope}
 			if code, out := apiJSON(t, "POST", api, map[string]any{"name": spec.Name, "command": spec.Command, "args": spec.Args, "env": spec.Env}); code != 201 || out["approval"] != "pending" {
 				t.Fatalf("add: %d %v", code, out)
 			}

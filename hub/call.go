@@ -93,6 +93,9 @@ func (s *session) startCall(m wire.Message, p callParams, e catalog.Entry) {
 // params to replace (a renamed tool or prompt). Every other member of params
 // travels byte for byte.
 func (s *session) forward(m wire.Message, up *upstream.Upstream, method, label string, meta []byte, set []wire.Member) {
+	if up = s.route(m, up, method, label); up == nil {
+		return // answered: no instance may serve the session
+	}
 	var (
 		token []byte
 		err   error
@@ -350,7 +353,9 @@ func (t *progressTable) dropSession(s *session) {
 func (h *Hub) Notification(c *upstream.Conn, method string, params []byte, origin []byte) {
 	switch method {
 	case "notifications/resources/updated":
-		h.resourceUpdated(c.Name(), params)
+		if !h.ownResourceUpdated(c, params) {
+			h.resourceUpdated(c.Name(), params)
+		}
 	case "notifications/message":
 		h.upstreamLog(c, params, origin)
 	case "notifications/cancelled":

@@ -16,6 +16,11 @@
 // change, swapped in atomically, and announced to every session with
 // notifications/tools/list_changed.
 //
+// An upstream serves every session from one instance, or, with scope
+// session (or auto, once it asked something the hub could not attribute),
+// each session from an instance of its own (scope.go); everything such an
+// instance sends belongs to its session.
+//
 // hub imports catalog and upstream; it never imports persist: the store it
 // needs is an interface it declares.
 package hub

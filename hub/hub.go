@@ -80,6 +80,8 @@ type Hub struct {
 	progress    progressTable
 	subs        subscriptions
 	fwd         forwards      // server→client requests forwarded to sessions
+	auto        autoSwitch    // upstreams of scope auto that switched to per-session instances
+	ilogs       instanceLogs  // log levels set on per-session instances
 	askSeq      atomic.Uint64 // ids of requests the hub sends clients
 	logs        upstreamLogs
 	adminWrites writeLimiter
@@ -538,6 +540,7 @@ func (h *Hub) removeSession(s *session) {
 	h.mu.Unlock()
 	h.progress.dropSession(s)
 	h.dropSubscriptions(h.subs.remove(s, ""))
+	h.dropInstances(s)
 }
 
 // toolResultError is the result the hub returns for a tool call it could not

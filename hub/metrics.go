@@ -18,6 +18,7 @@ type metrics struct {
 	catalog   *prom.GaugeVec
 	shadowed  *prom.GaugeVec
 	upstreams *prom.GaugeVec
+	instances *prom.GaugeVec
 }
 
 // Call outcomes.
@@ -46,6 +47,8 @@ func newMetrics() *metrics {
 		shadowed: reg.NewGaugeVec("mcphub_catalog_shadowed",
 			"Upstream items not served because another upstream (or the hub) owns the name."),
 		upstreams: reg.NewGaugeVec("mcphub_upstream_state", "1 for each upstream's current state.", "upstream", "state"),
+		instances: reg.NewGaugeVec("mcphub_upstream_instances",
+			"Per-session instances of each upstream that runs them (scope session, or auto once switched).", "upstream"),
 	}
 	for _, tr := range []string{"stdio", "streamable", "sse", "custom"} {
 		m.sessions.Add(0, tr) // present at 0 before the first session
@@ -73,7 +76,11 @@ func (m *metrics) observe(h *Hub) {
 	m.catalog.Set(float64(len(c.Tools())), "tool")
 	m.shadowed.Set(float64(len(c.Shadowed())))
 	m.upstreams.Reset()
+	m.instances.Reset()
 	for _, u := range h.mgr.List() {
+		if u.Scope() != upstream.ScopeShared {
+			m.instances.Set(float64(len(u.Instances())), u.Name())
+		}
 		st := u.Status().State
 		for _, s := range allStates {
 			v := 0.0

@@ -423,6 +423,7 @@ func (h *Hub) forgetUpstream(name string) {
 	delete(h.parsed, name)
 	delete(h.cached, name)
 	h.mu.Unlock()
+	h.auto.switched.Delete(name) // a new registration of the name starts shared
 }
 
 // auditDetail is a JSON-safe description of a spec for the audit log: the

@@ -16,11 +16,14 @@ import (
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
-// One upstream process serves every client session, so what it sends on its
-// own initiative (log messages, sampling, elicitation and roots requests)
-// must be attributed to the session whose call it serves. The hub tags every
-// forwarded request with its callRef; an upstream message is attributed:
+// One shared upstream process serves every client session, so what it sends
+// on its own initiative (log messages, sampling, elicitation and roots
+// requests) must be attributed to the session whose call it serves. The hub
+// tags every forwarded request with its callRef; an upstream message is
+// attributed:
 //
+//   - to the instance's session, when it comes from a per-session instance
+//     (scope.go);
 //   - exactly, when it arrived on the response stream of one forwarded
 //     request (streamable HTTP upstreams);
 //   - to the one session with requests in flight to that upstream;
@@ -43,6 +46,9 @@ type attribution struct {
 }
 
 func attribute(c *upstream.Conn, origin []byte) attribution {
+	if s, ok := c.Owner().(*session); ok {
+		return ownedAttribution(c, s, origin) // a per-session instance
+	}
 	if origin != nil {
 		if ref, ok := c.Tag(origin).(*callRef); ok {
 			return attribution{s: ref.s, related: ref.id, sessions: 1}
@@ -100,6 +106,7 @@ func (h *Hub) Request(c *upstream.Conn, id []byte, method string, params []byte,
 	}
 	a := attribute(c, origin)
 	if a.s == nil {
+		h.unattributed(c, method, a.sessions)
 		if a.sessions == 0 {
 			fail(jsonrpc.CodeInvalidRequest, "mcp-hub forwards %s only while the upstream serves a client's request, and upstream %q serves none", method, c.Name())
 		} else {
@@ -375,6 +382,7 @@ type upstreamLogs struct {
 // applyLogLevel sets the most verbose level of any session on every
 // connected upstream that logs, where it is not set yet.
 func (h *Hub) applyLogLevel() {
+	defer h.applyInstanceLogLevels()
 	want := int32(noLevel)
 	h.mu.Lock()
 	for s := range h.sessions {

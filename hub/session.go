@@ -41,6 +41,7 @@ type session struct {
 	sdkCalls  map[int64]*call          // those go-sdk handles, by the id go-sdk knows
 	sdkSeq    int64                    // the last id given to go-sdk
 	asks      map[string]chan outReply // requests the hub sent the client, by raw id
+	scoped    sessionInstances         // its instances of per-session upstreams
 	closed    bool
 	closeOnce sync.Once
 }
@@ -90,6 +91,7 @@ func (h *Hub) newSession(ctx context.Context, id string, out outbox) (*session, 
 		asks:     map[string]chan outReply{},
 	}
 	s.logLevel.Store(noLevel)
+	s.scoped.seq = h.auto.nextSession()
 	if err := h.addSession(s); err != nil {
 		cancel()
 		return nil, err
@@ -182,6 +184,7 @@ func (s *session) handle(line []byte) {
 			s.cancelRequest(m.Params)
 			return
 		}
+		s.clientNotified(m.Method)
 	case m.IsResponse():
 		if s.answer(m) {
 			return

@@ -133,6 +133,9 @@ func (s *session) subscribe(m wire.Message) {
 			s.resourceNotFound(m.ID, uri)
 			return
 		}
+		if s.subscribeOwn(m, up, uri) {
+			return
+		}
 		key := subKey{e.Server, uri}
 		if !s.h.subs.add(key, s) {
 			s.reply(m.ID, []byte(`{}`))
@@ -216,6 +219,9 @@ func (h *Hub) resourceUpdated(server string, params []byte) {
 		return
 	}
 	for _, s := range h.subs.sessions(subKey{server, uri}) {
+		if s.instanceOf(server) != nil {
+			continue // subscribed on its own instance
+		}
 		s.notify("notifications/resources/updated", params, nil)
 	}
 }

@@ -231,6 +231,7 @@ wait:
 		}
 		r.Status, r.Inv = u.Status(), u.Inventory()
 		r.Settled = r.Status.Settled
+		listedOnly(u, &r.Status)
 		if r.Status.State == upstream.StateConnected {
 			r.Ready = r.Status.Since.Sub(started[r.Spec.Name])
 			src := catalog.Source{Server: r.Spec.Name, Filter: catalog.Filter{Allow: r.Spec.Tools.Allow, Deny: r.Spec.Tools.Deny}}

@@ -56,6 +56,7 @@ type Conn struct {
 	secret *redact.Scrubber // the values the hub passed to the upstream
 	link   link
 	events Events
+	owner  any // the owner of the instance it belongs to, or nil
 
 	session *mcp.ClientSession
 	init    *mcp.InitializeResult
@@ -148,6 +149,11 @@ func newConn(name string, logger *slog.Logger, events Events) *Conn {
 
 // Name returns the upstream's name.
 func (c *Conn) Name() string { return c.name }
+
+// Owner returns the owner of the per-session instance the connection
+// belongs to ([Manager.StartInstance]), or nil for a registered upstream's
+// connection: what such a connection sends is that owner's.
+func (c *Conn) Owner() any { return c.owner }
 
 // Done is closed when the connection has ended.
 func (c *Conn) Done() <-chan struct{} { return c.done }

@@ -31,6 +31,7 @@ func (u *Upstream) dial(ctx context.Context, spec *Spec) (*Conn, error) {
 	m := u.m
 	c := newConn(spec.Name, u.logger, u)
 	c.secret = u.secret
+	c.owner = u.owner
 	lookup := m.opts.LookupEnv
 	if lookup == nil {
 		lookup = os.LookupEnv

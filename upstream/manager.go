@@ -8,7 +8,9 @@ import (
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"io"
 	"log/slog"
+	"maps"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,6 +56,12 @@ type Options struct {
 	KeepAlive time.Duration
 	// MaxConcurrentSpawns caps connection attempts running at once (4).
 	MaxConcurrentSpawns int
+	// MaxInstances caps the per-session instances of one upstream running
+	// at once, unless its spec sets its own cap (16). MaxTotalInstances
+	// caps those of all upstreams together (64). See
+	// [Manager.StartInstance].
+	MaxInstances      int
+	MaxTotalInstances int
 	// InheritEnv names extra variables children inherit from the hub.
 	InheritEnv []string
 	// Environ and LookupEnv stand in for os.Environ and os.LookupEnv.
@@ -114,10 +122,17 @@ func (o Options) withDefaults() Options {
 	if o.MaxConcurrentSpawns <= 0 {
 		o.MaxConcurrentSpawns = 4
 	}
+	if o.MaxInstances <= 0 {
+		o.MaxInstances = 16
+	}
+	if o.MaxTotalInstances <= 0 {
+		o.MaxTotalInstances = 64
+	}
 	return o
 }
 
-// Manager owns every registered upstream and its supervisor.
+// Manager owns every registered upstream and its supervisor, and their
+// per-session instances (see [Manager.StartInstance]).
 type Manager struct {
 	opts       Options
 	spawnSlots chan struct{} // semaphore: connection attempts at once
@@ -126,8 +141,9 @@ type Manager struct {
 
 	stopping sync.WaitGroup // upstreams removed and still shutting down
 
-	mu        sync.Mutex // guards following
+	mu        sync.Mutex // guards following; taken before an upstream's mu
 	upstreams map[string]*Upstream
+	instances int // per-session instances of every upstream, but those stopping
 	closed    bool
 }
 
@@ -185,24 +201,7 @@ func (m *Manager) Add(spec Spec, opts AddOptions) (*Upstream, error) {
 	if _, ok := m.upstreams[spec.Name]; ok {
 		return nil, fmt.Errorf("%w: %s", ErrExists, spec.Name)
 	}
-	secret := redact.NewScrubber()
-	u := &Upstream{
-		m:        m,
-		name:     spec.Name,
-		secret:   secret,
-		logger:   slog.New(redact.NewHandler(m.opts.Logger.Handler(), secret)).With("upstream", spec.Name),
-		inflight: make(chan struct{}, pickInt(spec.MaxInFlight, m.opts.MaxInFlight)),
-		cmds:     make(chan command, 4),
-		kick:     make(chan struct{}, 1),
-		abandon:  make(chan struct{}, 1),
-		relist:   make(chan struct{}, 1),
-		stop:     make(chan struct{}),
-		stopped:  make(chan struct{}),
-		spec:     spec,
-		changed:  make(chan struct{}),
-	}
-	u.stderr = newStderrLog(u.logger, secret)
-	u.status = Status{Name: spec.Name, Transport: spec.Transport, State: StatePending, Since: time.Now()}
+	u := m.newUpstream(spec, nil)
 	if opts.Cached != nil {
 		u.inv = *opts.Cached
 		u.inv.Stale = true
@@ -219,6 +218,30 @@ func (m *Manager) Add(spec Spec, opts AddOptions) (*Upstream, error) {
 	m.upstreams[spec.Name] = u
 	go u.run(start)
 	return u, nil
+}
+
+// newUpstream returns an upstream of spec, not yet running; logger
+// attributes, when given, name it in its records beside its name.
+func (m *Manager) newUpstream(spec Spec, attrs []any) *Upstream {
+	secret := redact.NewScrubber()
+	u := &Upstream{
+		m:        m,
+		name:     spec.Name,
+		secret:   secret,
+		logger:   slog.New(redact.NewHandler(m.opts.Logger.Handler(), secret)).With("upstream", spec.Name).With(attrs...),
+		inflight: make(chan struct{}, pickInt(spec.MaxInFlight, m.opts.MaxInFlight)),
+		cmds:     make(chan command, 4),
+		kick:     make(chan struct{}, 1),
+		abandon:  make(chan struct{}, 1),
+		relist:   make(chan struct{}, 1),
+		stop:     make(chan struct{}),
+		stopped:  make(chan struct{}),
+		spec:     spec,
+		changed:  make(chan struct{}),
+	}
+	u.stderr = newStderrLog(u.logger, secret)
+	u.status = Status{Name: spec.Name, Transport: spec.Transport, State: StatePending, Since: time.Now()}
+	return u
 }
 
 func pickInt(v, def int) int {
@@ -266,9 +289,11 @@ func (m *Manager) Remove(name string) error {
 func (m *Manager) Stop(name string) (<-chan struct{}, error) {
 	m.mu.Lock()
 	u, ok := m.upstreams[name]
+	var insts []*Upstream
 	if ok {
 		m.gen.Add(1)
 		delete(m.upstreams, name)
+		insts = m.takeInstancesLocked(u)
 		m.stopping.Add(1)
 	}
 	m.mu.Unlock()
@@ -276,10 +301,16 @@ func (m *Manager) Stop(name string) (<-chan struct{}, error) {
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, name)
 	}
 	close(u.stop)
+	for _, i := range insts {
+		close(i.stop)
+	}
 	done := make(chan struct{})
 	go func() {
 		defer m.stopping.Done()
 		<-u.stopped
+		for _, i := range insts {
+			<-i.stopped
+		}
 		m.gen.Add(1)
 		m.changed(name)
 		close(done)
@@ -310,6 +341,7 @@ func (m *Manager) Update(spec Spec) error {
 			u.send(cmdRestart)
 		}
 	}
+	m.updateInstances(u, &old, &spec)
 	m.changed(spec.Name)
 	return nil
 }
@@ -317,7 +349,7 @@ func (m *Manager) Update(spec Spec) error {
 func needsRestart(a, b *Spec) bool {
 	return a.Transport != b.Transport || a.Command != b.Command || !reflect.DeepEqual(a.Args, b.Args) ||
 		!reflect.DeepEqual(a.Env, b.Env) || a.Cwd != b.Cwd || a.URL != b.URL ||
-		!reflect.DeepEqual(a.Headers, b.Headers) || a.ProtocolVersion != b.ProtocolVersion
+		!reflect.DeepEqual(a.Headers, b.Headers) || a.ProtocolVersion != b.ProtocolVersion || a.Scope != b.Scope
 }
 
 // Connect asks an upstream to connect now (clearing a manual disconnect and
@@ -344,6 +376,7 @@ func (m *Manager) command(name string, c command) error {
 		return fmt.Errorf("%w: %s", ErrNotFound, name)
 	}
 	u.send(c)
+	m.instancesFollow(u, c)
 	return nil
 }
 
@@ -354,9 +387,13 @@ func (m *Manager) Close() {
 	m.closed = true
 	ups := m.upstreams
 	m.upstreams = map[string]*Upstream{}
+	var insts []*Upstream
+	for _, u := range ups {
+		insts = append(insts, m.takeInstancesLocked(u)...)
+	}
 	m.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, u := range ups {
+	for _, u := range slices.Concat(slices.Collect(maps.Values(ups)), insts) {
 		close(u.stop)
 		wg.Go(func() { <-u.stopped })
 	}

@@ -32,7 +32,72 @@ type StartMode string
 const (
 	StartEager StartMode = ""     // connect as soon as the upstream is registered (the default)
 	StartLazy  StartMode = "lazy" // connect on the first call that needs it
+	// StartEagerSessions is StartEager, and for an upstream with a
+	// per-session scope it also starts each client session's instance when
+	// the session starts, rather than on the session's first use of it.
+	StartEagerSessions StartMode = "eager"
 )
+
+// Scope says which client sessions one running instance of an upstream (a
+// process, or an HTTP session with the server) serves.
+type Scope string
+
+// The scopes.
+const (
+	// ScopeShared: one instance serves every client session (the default:
+	// the empty value, which every registration stored before scopes meant).
+	ScopeShared Scope = ""
+	// ScopeSession: each client session gets an instance of its own,
+	// started on its first use of the upstream and stopped when the session
+	// ends. Requests the server makes of the client (sampling, elicitation,
+	// roots) always reach that session, and state the server keeps (a
+	// browser, a shell, a transaction) is the session's alone.
+	ScopeSession Scope = "session"
+	// ScopeAuto: shared until the server sends a request of the client
+	// that the hub cannot attribute to one session, because several wait
+	// on it; client sessions that start after that get instances of their
+	// own.
+	ScopeAuto Scope = "auto"
+)
+
+// ParseScope reads a scope as written in a config file, an admin call or
+// a command line: "shared" (or ""), "session" or "auto".
+func ParseScope(s string) (Scope, error) {
+	switch s {
+	case "", "shared":
+		return ScopeShared, nil
+	case string(ScopeSession), string(ScopeAuto):
+		return Scope(s), nil
+	}
+	return "", fmt.Errorf("scope %q: must be shared, session or auto", s)
+}
+
+// String returns the scope's name ("shared" for the empty value).
+func (s Scope) String() string {
+	if s == ScopeShared {
+		return "shared"
+	}
+	return string(s)
+}
+
+// Describe says, for a person approving a spec, how many instances the
+// scope runs; "" for shared (one, as ever).
+func (s Scope) Describe() string {
+	switch s {
+	case ScopeSession:
+		return "one per client session (scope session), started on the session's first use and stopped when it ends"
+	case ScopeAuto:
+		return "one shared by every client session, or one per client session for sessions that start after it asks a client something while several sessions wait on it (scope auto)"
+	}
+	return ""
+}
+
+// DefaultScope is the scope of a registration made at run time (a client's
+// hub_add_server, POST /api/servers, mcp-hub add and import) that does not
+// name one. A config-file entry without a scope, and every registration
+// stored before scopes existed, are shared: that is what their authors and
+// approvers saw.
+const DefaultScope = ScopeAuto
 
 // NamePattern is the pattern every upstream name must match.
 const NamePattern = `^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$`
@@ -87,6 +152,15 @@ type Spec struct {
 	// MaxInFlight caps concurrent requests to this upstream; zero means the
 	// hub's default.
 	MaxInFlight int `json:"maxInFlight,omitempty" approval:"exempt"`
+
+	// Scope says whether one instance serves every client session (shared,
+	// the empty value) or each session gets its own (session, or auto once
+	// the server made a request the hub could not attribute). It decides how
+	// many processes run, so an approval covers it.
+	Scope Scope `json:"scope,omitempty"`
+	// MaxInstances caps the per-session instances of this upstream running
+	// at once; zero means the hub's default (16).
+	MaxInstances int `json:"maxInstances,omitempty" approval:"exempt"`
 
 	// Server→client requests the upstream may make of the calling client.
 	// Nil means the hub's default (allowed when the request can be attributed
@@ -253,8 +327,8 @@ func (s *Spec) Validate() error {
 	default:
 		return fieldErr("transport", "must be one of stdio, sse, http (got %q)", s.Transport)
 	}
-	if s.Start != StartEager && s.Start != StartLazy {
-		return fieldErr("start", "must be \"lazy\" or empty (got %q)", s.Start)
+	if s.Start != StartEager && s.Start != StartLazy && s.Start != StartEagerSessions {
+		return fieldErr("start", "must be \"lazy\", \"eager\" or empty (got %q)", s.Start)
 	}
 	switch s.Trust {
 	case "", TrustPin, TrustWarn, TrustOff:
@@ -263,6 +337,14 @@ func (s *Spec) Validate() error {
 	}
 	if s.MaxInFlight < 0 {
 		return fieldErr("maxInFlight", "must not be negative")
+	}
+	scope, err := ParseScope(string(s.Scope))
+	if err != nil {
+		return fieldErr("scope", "must be shared, session or auto (got %q)", s.Scope)
+	}
+	s.Scope = scope // "shared" is stored as the empty value: one fingerprint for one meaning
+	if s.MaxInstances < 0 {
+		return fieldErr("maxInstances", "must not be negative")
 	}
 	for _, d := range []struct {
 		name string

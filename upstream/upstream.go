@@ -27,6 +27,14 @@ type Upstream struct {
 	// attempt; what the upstream writes back is scrubbed of them.
 	secret *redact.Scrubber
 
+	// An instance (see Manager.StartInstance) is a copy of the registered
+	// upstream parent run for one owner, labelled label; parent is nil for
+	// a registered upstream, whose own instances are insts.
+	parent *Upstream
+	owner  any
+	label  string
+	insts  instanceList
+
 	conn     atomic.Pointer[Conn] // the live connection, or nil
 	lastUse  atomic.Int64         // unix nanos of the last call
 	inflight chan struct{}        // semaphore: calls in flight
@@ -276,6 +284,9 @@ const onDemandGap = time.Second
 
 // ready returns the live connection, waiting for or starting an attempt.
 func (u *Upstream) ready(ctx context.Context) (*Conn, error) {
+	if u.listsOnly() {
+		return nil, u.errPerSession()
+	}
 	kicked := false
 	var kickedAt uint64
 	for {
@@ -457,6 +468,11 @@ func (u *Upstream) run(start State) {
 		case outcomeRestart:
 			attempts, retryAt = 0, time.Time{}
 			continue
+		case outcomeListed:
+			wantUp, retryAt, attempts = false, time.Time{}, 0
+			u.update(func(s *Status, _ *Inventory) { listedStatus(s) })
+			u.logger.Info("upstream listed; it runs one instance per client session")
+			continue
 		case outcomeIdle:
 			// Stopped for want of use; the next call starts it again.
 			wantUp, retryAt, attempts = false, time.Time{}, 0
@@ -507,6 +523,7 @@ const (
 	outcomeDisable
 	outcomeRestart
 	outcomeIdle
+	outcomeListed // listed, and serves its sessions through instances
 )
 
 // attemptOnce makes one connection attempt: gate, spawn slot, dial,
@@ -591,11 +608,17 @@ func (u *Upstream) attemptOnce() (_ *Conn, err error) {
 			s.ProtocolVersion = init.ProtocolVersion
 		}
 	})
+	if u.parent != nil {
+		u.parent.instanceListed(u, inv)
+	}
 	return conn, nil
 }
 
 // serve watches a live connection until it ends or a command ends it.
 func (u *Upstream) serve(conn *Conn) (outcome, error) {
+	if u.listsOnly() {
+		return outcomeListed, nil
+	}
 	interval := u.m.opts.HealthInterval
 	if u.Spec().Transport != TransportStdio && u.m.opts.KeepAlive > 0 && (interval <= 0 || u.m.opts.KeepAlive < interval) {
 		// A dead HTTP upstream without an event stream is only noticed by
@@ -659,6 +682,9 @@ func (u *Upstream) serve(conn *Conn) (outcome, error) {
 				inv.Version = cur.Version + 1
 				*cur = inv
 			})
+			if u.parent != nil {
+				u.parent.instanceListed(u, inv)
+			}
 		case <-tick:
 			if time.Since(time.Unix(0, u.lastUse.Load())) < interval {
 				continue // busy upstreams prove their health with calls

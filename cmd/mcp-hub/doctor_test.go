@@ -158,6 +158,9 @@ func TestDoctorHealthy(t *testing.T) {
 	}{
 		{"ok", "  a:\n    command: %[1]s\n    args: [\"-only\", \"echo\"]\n", "1 upstream(s): 1 ok, 0 with warnings, 0 failed, 0 not run."},
 		{"warning", "  a:\n    command: %[1]s\n    args: [\"-only\", \"echo\", \"-garbage\"]\n", "1 upstream(s): 0 ok, 1 with warnings, 0 failed, 0 not run."},
+		// A session-scoped server stops its own process once listed: that is
+		// no failure.
+		{"per session", "  a:\n    command: %[1]s\n    args: [\"-only\", \"echo\"]\n    scope: session\n", "1 upstream(s): 1 ok, 0 with warnings, 0 failed, 0 not run."},
 		{"none", "", "No upstreams:"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

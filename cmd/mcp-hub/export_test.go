@@ -24,12 +24,12 @@ func exportRegs() []upstream.Registration {
 			Tools:       upstream.ToolFilter{Allow: []string{"read_*", "list"}, Deny: []string{"*delete*"}},
 			InitTimeout: upstream.Duration(45 * time.Second), ListTimeout: upstream.Duration(5 * time.Second),
 			CallTimeout: upstream.Duration(90 * time.Minute), IdleTimeout: upstream.Duration(10 * time.Minute),
-			ProtocolVersion: "2025-06-18", MaxInFlight: 3},
+			ProtocolVersion: "2025-06-18", MaxInFlight: 3, Scope: upstream.ScopeSession, MaxInstances: 4, Start: upstream.StartEagerSessions},
 			Enabled: true, AutoConnect: true},
 		{Spec: upstream.Spec{Name: "remote", URL: "https://mcp.example.com/mcp?api_key=sk-live-1&region=${REGION}&flag",
 			Headers: map[string]string{"Authorization": "Bearer ${EXAMPLE_TOKEN}", "X-Team": "team-secret"}},
 			Enabled: true, AutoConnect: true},
-		{Spec: upstream.Spec{Name: "legacy", Transport: upstream.TransportSSE, URL: "http://127.0.0.1:8931/events"},
+		{Spec: upstream.Spec{Name: "legacy", Transport: upstream.TransportSSE, URL: "http://127.0.0.1:8931/events", Scope: upstream.ScopeAuto},
 			Enabled: true, AutoConnect: true},
 		{Spec: upstream.Spec{Name: "true", Command: "yes-mcp"}, Enabled: false, AutoConnect: true},
 		{Spec: upstream.Spec{Name: "123", Command: "numbers-mcp", Start: upstream.StartLazy}, Enabled: true, AutoConnect: true},
@@ -98,7 +98,7 @@ func TestExportRoundTrip(t *testing.T) {
 		}},
 		{"claude", "exported.json", claudeOnly, []string{
 			`left out "pending": not approved (pending)`,
-			`"files": not in the claude format: description, tools, initTimeout, listTimeout, callTimeout, idleTimeout, protocolVersion, maxInFlight (--format yaml keeps them)`,
+			`"files": not in the claude format: description, tools, initTimeout, listTimeout, callTimeout, idleTimeout, protocolVersion, start: eager, maxInFlight, scope, maxInstances (--format yaml keeps them)`,
 			`"lazy": not in the claude format: start: lazy`,
 		}},
 	} {

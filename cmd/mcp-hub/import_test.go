@@ -188,6 +188,10 @@ func TestImportClientConfigs(t *testing.T) {
 						name, r.Source, r.Approval, r.Approved(), r.Enabled, r.AutoConnect)
 				}
 			}
+			for name, s := range tt.want {
+				s.Scope = upstream.DefaultScope // what a new registration gets
+				tt.want[name] = s
+			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("registrations (-want +got):\n%s", diff)
 			}
@@ -195,6 +199,43 @@ func TestImportClientConfigs(t *testing.T) {
 				t.Logf("output:\n%s", out)
 			}
 		})
+	}
+}
+
+// TestImportAndAddScope: servers registered from the command line (import,
+// add) get the scope of new registrations, auto, unless they name one;
+// list shows it.
+func TestImportAndAddScope(t *testing.T) {
+	data := t.TempDir()
+	file := writeFile(t, "claude.json", `{"mcpServers": {
+		"plain": {"command": "x"},
+		"shared": {"command": "x", "scope": "shared"},
+		"own": {"command": "x", "scope": "session"}}}`)
+	if out, code := cli(t, data, "import", file); code != exitOK {
+		t.Fatalf("import: %d\n%s", code, out)
+	}
+	if out, code := cli(t, data, "add", "added", "--", "x"); code != exitOK || !strings.Contains(out, "(scope auto)") {
+		t.Fatalf("add: %d\n%s", code, out)
+	}
+	if out, code := cli(t, data, "add", "mine", "--scope", "session", "--", "x"); code != exitOK {
+		t.Fatalf("add --scope session: %d\n%s", code, out)
+	}
+	if out, code := cli(t, data, "add", "bad", "--scope", "per-user", "--", "x"); code != exitConfig || !strings.Contains(out, "scope") {
+		t.Errorf("add --scope per-user: %d\n%s", code, out)
+	}
+	want := map[string]upstream.Scope{"plain": upstream.ScopeAuto, "shared": upstream.ScopeShared, "own": upstream.ScopeSession,
+		"added": upstream.ScopeAuto, "mine": upstream.ScopeSession}
+	regs := storedRegs(t, data)
+	for name, scope := range want {
+		if got := regs[name].Spec.Scope; got != scope {
+			t.Errorf("%s: scope %q, want %q", name, got, scope)
+		}
+	}
+	out, _ := cli(t, data, "list")
+	for name, scope := range want {
+		if !lineHas(out, name, scope.String()) {
+			t.Errorf("list does not show %s's scope %s:\n%s", name, scope, out)
+		}
 	}
 }
 
