@@ -26,6 +26,9 @@ const maxStepUps = 1
 func (c *Client) Transport(base http.RoundTripper, owner func([]byte) any, secret *redact.Scrubber) http.RoundTripper {
 	c.scrub.store(secret)
 	secret.Add(c.Secrets()...)
+	c.mu.Lock()
+	c.loadedAt = time.Time{} // a new attempt reads the store (a login may have stored a token)
+	c.mu.Unlock()
 	return &transport{c: c, base: base, owner: owner}
 }
 
