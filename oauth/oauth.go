@@ -290,7 +290,7 @@ func (c *Client) setNeedsLogin(why string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.needsLogin = true
-	if why != "" {
+	if c.lastErr == "" { // keep what said why (a refused refresh)
 		c.lastErr = why
 	}
 }

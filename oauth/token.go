@@ -57,15 +57,23 @@ func (t *token) expired() bool {
 func (c *Client) current(ctx context.Context) (*token, uint64) {
 	c.mu.Lock()
 	tok, gen := c.tok, c.gen
-	load := tok == nil && !c.a.opts.Fresh && time.Since(c.loadedAt) >= c.a.opts.Poll
 	c.mu.Unlock()
-	if load {
+	if tok == nil && !c.a.opts.Fresh {
+		// Read the store (at most once per Poll), one reader at a time:
+		// requests that come meanwhile wait for its token.
+		c.refreshMu.Lock()
 		c.mu.Lock()
-		c.loadedAt = time.Now()
-		c.mu.Unlock()
-		if st, err := c.a.opts.Store.Token(ctx, c.name); err == nil && st.Resource == c.resource {
-			c.adoptStored(st)
+		load := c.tok == nil && time.Since(c.loadedAt) >= c.a.opts.Poll
+		if load {
+			c.loadedAt = time.Now()
 		}
+		c.mu.Unlock()
+		if load {
+			if st, err := c.a.opts.Store.Token(ctx, c.name); err == nil && st.Resource == c.resource {
+				c.adoptStored(st)
+			}
+		}
+		c.refreshMu.Unlock()
 		c.mu.Lock()
 		tok, gen = c.tok, c.gen
 		c.mu.Unlock()
