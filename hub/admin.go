@@ -108,12 +108,12 @@ var nameField = map[string]any{
 // specFields are the registration fields hub_add_server and
 // hub_update_server accept.
 var specFields = map[string]any{
-	"command":     map[string]any{"type": "string", "description": "stdio: the program to run (never through a shell), e.g. npx"},
-	"args":        map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "stdio: its arguments"},
-	"env":         map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}, "description": "stdio: environment variables; values may be ${VAR} (from the hub's environment) or file:<path>"},
-	"cwd":         map[string]any{"type": "string", "description": "stdio: working directory"},
-	"url":         map[string]any{"type": "string", "description": "sse/http: the endpoint URL"},
-	"headers":     map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}, "description": "sse/http: headers sent with every request; values as for env"},
+	"command": map[string]any{"type": "string", "description": "stdio: the program to run (never through a shell), e.g. npx"},
+	"args":    map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "stdio: its arguments"},
+	"env":     map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}, "description": "stdio: environment variables; values may be ${VAR} (from the hub's environment) or file:<path>"},
+	"cwd":     map[string]any{"type": "string", "description": "stdio: working directory"},
+	"url":     map[string]any{"type": "string", "description": "sse/http: the endpoint URL"},
+	"headers": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}, "description": "sse/http: headers sent with every request; values as for env"},
 	"oauth": map[string]any{"type": "object", "additionalProperties": false, "description": "sse/http: how to log in with OAuth (all optional: by default the hub discovers everything and registers itself)",
 		"properties": map[string]any{
 			"clientId":          map[string]any{"type": "string", "description": "a client id registered with the authorization server"},

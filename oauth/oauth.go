@@ -146,10 +146,10 @@ func (a *Authenticator) client(spec *upstream.Spec) *Client {
 type Client struct {
 	a        *Authenticator
 	name     string
-	resource string        // the upstream's URL: the audience of its tokens
+	resource string          // the upstream's URL: the audience of its tokens
 	conf     *upstream.OAuth // as configured (nil: none)
-	redirect string        // the loopback redirect URI
-	port     int           // its port
+	redirect string          // the loopback redirect URI
+	port     int             // its port
 	handler  *auth.AuthorizationCodeHandler
 	setupErr error // why the client cannot authorize (a bad client secret reference)
 	secret   string
