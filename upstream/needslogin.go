@@ -61,8 +61,11 @@ func (u *Upstream) enterNeedsLogin(ac AuthClient, server string, err error) {
 	if err != nil {
 		msg += ": " + err.Error()
 	}
-	u.update(func(s *Status, _ *Inventory) {
+	u.update(func(s *Status, inv *Inventory) {
 		s.State, s.LastError, s.AuthServer, s.Attempts, s.NextRetry, s.PID, s.Settled = StateNeedsLogin, msg, server, 0, time.Time{}, 0, true
+		if len(inv.Tools)+len(inv.Prompts)+len(inv.Resources)+len(inv.Templates) > 0 {
+			inv.Stale = true // what it listed before: calls answer "log in first"
+		}
 	})
 	u.logger.Warn("upstream needs a login", "auth_server", server, "hint", LoginHint(u.name))
 	u.stopLoginWatch()

@@ -32,7 +32,7 @@ type oauthFixture struct {
 func startOAuthFixture(t *testing.T, ttl time.Duration, args ...string) oauthFixture {
 	t.Helper()
 	log := filepath.Join(t.TempDir(), "oauth.log")
-	cmd := exec.Command(fixtureBin, append([]string{"-transport", "http", "-oauth", "-oauth-token-ttl", ttl.String(), "-oauth-log", log}, args...)...)
+	cmd := exec.Command(fixtureBin, append([]string{"-transport", "http", "-oauth", "-oauth-token-ttl", ttl.String(), "-oauth-log", log}, args...)...) // a later -transport wins
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +76,7 @@ func (f oauthFixture) events(t *testing.T, kind string) []string {
 // revokeAll revokes every token the fixture issued (its /admin/revoke).
 func (f oauthFixture) revokeAll(t *testing.T) {
 	t.Helper()
-	resp, err := http.Post(strings.TrimSuffix(f.url, "/mcp")+"/admin/revoke", "text/plain", nil)
+	resp, err := http.Post(strings.TrimSuffix(strings.TrimSuffix(f.url, "/mcp"), "/sse")+"/admin/revoke", "text/plain", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,4 +421,23 @@ func TestOAuthLoginThroughElicitation(t *testing.T) {
 	}
 	h.cs.Close()
 	searchSecrets(t, out, append(secure.events(t, "access"), secure.events(t, "refresh")...))
+}
+
+// TestOAuthSSE: a legacy SSE upstream logs in the same way; its stream and
+// its posts carry the token.
+func TestOAuthSSE(t *testing.T) {
+	f := startOAuthFixture(t, time.Hour, "-transport", "sse", "-only", "add", "-extra", "sse_tool")
+	data := filepath.Join(t.TempDir(), "data")
+	cfg := writeFile(t, "hub.yaml", fmt.Sprintf("mcpServers:\n  legacy:\n    url: %s\n", f.url))
+	out := &outputs{}
+	if s, code := hubCLI(t, out, data, cfg, "login", "legacy"); code != 0 {
+		t.Fatalf("login: exit %d\n%s", code, s)
+	}
+	h := startOAuthHub(t, data, cfg, out, false)
+	h.waitState("legacy", "CONNECTED", 20*time.Second)
+	if text, _, isErr := h.call("sse_tool", map[string]any{"message": "over sse"}); isErr || !strings.Contains(text, "over sse") {
+		t.Fatalf("sse_tool: %q (error %v)", text, isErr)
+	}
+	h.cs.Close()
+	searchSecrets(t, out, append(f.events(t, "access"), f.events(t, "refresh")...))
 }
