@@ -47,7 +47,7 @@ func Login(ctx context.Context, spec upstream.Spec, o LoginOptions) (upstream.Au
 	if o.Timeout <= 0 {
 		o.Timeout = 5 * time.Minute
 	}
-	a := New(Options{Store: o.Store, Logger: o.Logger, LookupEnv: o.LookupEnv, Interact: o.Interact, Fresh: true,
+	a := New(Options{Store: o.Store, Logger: o.Logger, LookupEnv: o.LookupEnv, Interact: o.Interact, Fresh: true, Login: true,
 		HTTPClient: o.HTTPClient, AuthTimeout: o.Timeout})
 	m := upstream.NewManager(&upstream.Options{Logger: o.Logger, Auth: a, LookupEnv: o.LookupEnv,
 		ClientName: o.ClientName, ClientVersion: o.ClientVersion,

@@ -66,6 +66,12 @@ type Options struct {
 	// Fresh ignores stored tokens: every client starts without one (a
 	// login starts over).
 	Fresh bool
+	// Login authorizes on any 401, as a person logging in expects (servers
+	// of the 2025-03-26 spec may send no challenge). Otherwise a 401
+	// without a Bearer challenge is passed on as it is: the server wants
+	// something other than an OAuth login (a wrong API key header), and the
+	// upstream fails as it would without OAuth.
+	Login bool
 	// HTTPClient makes discovery, registration and token requests (nil: a
 	// client with go-sdk's protections against server-side request
 	// forgery, and a 30s timeout).

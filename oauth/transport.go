@@ -71,6 +71,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		gen = t.c.currentGen()
 	}
+	if !t.c.a.opts.Login && !bearerChallenge(resp) {
+		return resp, nil // not an OAuth server's challenge
+	}
 	var owner any
 	if t.owner != nil && req.GetBody != nil {
 		if b, err := req.GetBody(); err == nil {
@@ -120,6 +123,17 @@ func challenged(resp *http.Response) bool {
 	case http.StatusForbidden:
 		cs, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
 		return challengeParam(cs, "error") == "insufficient_scope"
+	}
+	return false
+}
+
+// bearerChallenge reports whether resp challenges for a Bearer token.
+func bearerChallenge(resp *http.Response) bool {
+	cs, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	for _, c := range cs {
+		if c.Scheme == "bearer" {
+			return true
+		}
 	}
 	return false
 }
