@@ -102,13 +102,14 @@ func (o *outputs) add(what, s string) string {
 type oauthHub struct {
 	t       *testing.T
 	cs      *mcp.ClientSession
+	base    string // the HTTP front, when it serves one
 	stderr  *syncBuffer
 	out     *outputs
 	mu      sync.Mutex
 	elicits []string
 }
 
-func startOAuthHub(t *testing.T, data, cfg string, out *outputs, follow bool) *oauthHub {
+func startOAuthHub(t *testing.T, data, cfg string, out *outputs, follow bool, args ...string) *oauthHub {
 	t.Helper()
 	h := &oauthHub{t: t, stderr: &syncBuffer{}, out: out}
 	opts := &mcp.ClientOptions{}
@@ -131,7 +132,7 @@ func startOAuthHub(t *testing.T, data, cfg string, out *outputs, follow bool) *o
 			return &mcp.ElicitResult{Action: "accept"}, nil
 		}
 	}
-	cmd := exec.Command(hubBin, "--data-dir", data, "--config", cfg, "--log-level", "debug")
+	cmd := exec.Command(hubBin, append([]string{"--data-dir", data, "--config", cfg, "--log-level", "debug"}, args...)...)
 	cmd.Env = append(os.Environ(), "MCP_HUB_CONFIG=")
 	cmd.Stderr = h.stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "oauth-test-client", Version: "1"}, opts)
@@ -142,6 +143,15 @@ func startOAuthHub(t *testing.T, data, cfg string, out *outputs, follow bool) *o
 		t.Fatal(err)
 	}
 	h.cs = cs
+	if slices.Contains(args, "--http") {
+		waitFor(t, 10*time.Second, "the HTTP address in the log", func() bool {
+			if m := streamableRE.FindStringSubmatch(h.stderr.String()); m != nil {
+				h.base = m[1]
+				return true
+			}
+			return false
+		})
+	}
 	t.Cleanup(func() {
 		cs.Close()
 		out.add("hub stderr", h.stderr.String())
@@ -200,6 +210,24 @@ func (h *oauthHub) tools() []string {
 	return names
 }
 
+// get reads a path of the hub's HTTP front (REST, metrics) with its token;
+// the answer goes to the outputs.
+func (h *oauthHub) get(path, token string) string {
+	h.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, h.base+path, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		h.t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
+	}
+	return h.out.add("GET "+path, string(b))
+}
+
 // hubCLI runs an mcp-hub command with $BROWSER set to a browser that
 // follows redirects (the conformance client's -browse mode).
 func hubCLI(t *testing.T, out *outputs, data, cfg string, args ...string) (string, int) {
@@ -234,7 +262,10 @@ func TestOAuthLoginRefreshRevoke(t *testing.T) {
 	secure := startOAuthFixture(t, 3*time.Second, "-only", "add", "-extra", "secure_tool")
 	other := startOAuthFixture(t, time.Hour, "-only", "cwd", "-extra", "other_tool")
 	data := filepath.Join(t.TempDir(), "data")
-	cfg := writeFile(t, "hub.yaml", fmt.Sprintf(`mcpServers:
+	httpToken := strings.Repeat("h", 40)
+	cfg := writeFile(t, "hub.yaml", fmt.Sprintf(`http:
+  token: %s
+mcpServers:
   secure:
     url: %s
   other:
@@ -242,9 +273,9 @@ func TestOAuthLoginRefreshRevoke(t *testing.T) {
   plain:
     command: %s
     args: [-only, pid, -extra, plain_tool]
-`, secure.url, other.url, fixtureBin))
+`, httpToken, secure.url, other.url, fixtureBin))
 	out := &outputs{}
-	h := startOAuthHub(t, data, cfg, out, false)
+	h := startOAuthHub(t, data, cfg, out, false, "--http", "127.0.0.1:0", "--stdio")
 
 	// Before any login: NEEDS_LOGIN, with the command to run.
 	h.waitState("secure", "NEEDS_LOGIN", 20*time.Second)
@@ -328,6 +359,11 @@ func TestOAuthLoginRefreshRevoke(t *testing.T) {
 	}
 	h.call("hub_list_servers", nil)
 	h.call("hub_get_server", map[string]any{"name": "other"})
+	if s := h.get("/api/servers/secure", httpToken); !strings.Contains(s, `"loggedIn":true`) {
+		t.Errorf("GET /api/servers/secure: %s", s)
+	}
+	h.get("/api/servers", httpToken)
+	h.get("/metrics", httpToken)
 
 	// Logout deletes the token and revokes it: the hub needs a login again.
 	revokedBefore := len(secure.events(t, "revoked"))
