@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/google/uuid"
@@ -31,7 +32,8 @@ type LoginFunc func(ctx context.Context, spec upstream.Spec, interact func(ctx c
 // loginWait bounds a login through the client: the person has to act.
 const loginWait = 5 * time.Minute
 
-// logins makes concurrent logins to one upstream share one flow.
+// logins makes concurrent logins to one upstream (of one hub) share one
+// flow.
 var logins singleflight.Group
 
 // OAuthCanInteract reports whether the client session behind owner (a tag
@@ -121,7 +123,7 @@ func (h *Hub) chatLogin(ctx context.Context, name string, interact func(ctx cont
 	if !ok || h.opts.Login == nil {
 		return upstream.AuthStatus{}, errors.New("cannot log in here")
 	}
-	v, err, _ := logins.Do(name, func() (any, error) {
+	v, err, _ := logins.Do(fmt.Sprintf("%p/%s", h, name), func() (any, error) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loginWait+time.Minute)
 		defer cancel()
 		st, err := h.opts.Login(lctx, u.Spec(), interact)
@@ -184,7 +186,7 @@ func (h *Hub) loginOnConnect(ctx context.Context, req *mcp.CallToolRequest, name
 		return nil
 	})
 	if lerr != nil {
-		return adminResult{}, true, &adminError{409, "LOGIN_FAILED", fmt.Sprintf("logging in to %q failed: %v; or %s", name, lerr, upstream.LoginHint(name))}
+		return adminResult{}, true, &adminError{http.StatusConflict, "LOGIN_FAILED", fmt.Sprintf("logging in to %q failed: %v; or %s", name, lerr, upstream.LoginHint(name))}
 	}
 	res, err = h.started(ctx, name, "Logged in ("+st.String()+") and connected", adminWait)
 	return res, true, err
