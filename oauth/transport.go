@@ -55,8 +55,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return resp, err
 	}
-	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
-		return resp, nil // cannot be sent again
+	if req.Method == http.MethodDelete || (req.Body != nil && req.Body != http.NoBody && req.GetBody == nil) {
+		return resp, nil // ending a session is no reason to log in; a body that cannot be sent again
 	}
 	if resp.StatusCode == http.StatusUnauthorized && tok != nil {
 		// The token was refused: refresh it (or take a newer stored one).
