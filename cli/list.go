@@ -22,16 +22,22 @@ func List(ctx context.Context, e *Env) int {
 			fmt.Fprintln(e.Stdout, "No upstreams are registered. Add one with: mcp-hub add NAME -- COMMAND [ARGS...]")
 			return ExitOK
 		}
+		tokens, err := st.Tokens(ctx)
+		if err != nil {
+			fmt.Fprintln(e.Stderr, "mcp-hub:", err)
+			return ExitFail
+		}
 		lines := map[string]string{}
 		for _, r := range regs {
 			approval := r.ApprovalState()
 			launch := strings.ReplaceAll(r.Spec.RedactedLaunch().String(), "\n", "; ")
-			lines[r.Spec.Name] = fmt.Sprintf("%s\t%s\t%s\t%s\t%v\t%s\t%s\n", r.Spec.Name, r.Spec.InferTransport(), r.Source, approval, r.Enabled, r.Spec.Scope, launch)
+			login := loginWords(tokens, r.Spec.Name, "")
+			lines[r.Spec.Name] = fmt.Sprintf("%s\t%s\t%s\t%s\t%v\t%s\t%s\t%s\n", r.Spec.Name, r.Spec.InferTransport(), r.Source, approval, r.Enabled, r.Spec.Scope, login, launch)
 		}
 		for _, b := range broken {
-			lines[b.Name] = fmt.Sprintf("%s\tunknown\t%s\tFAILED\t-\t-\tnothing: %s; %s\n", b.Name, b.Source, strings.ReplaceAll(probe.BrokenWhy(b), "\n", " "), probe.BrokenFix(b.Name))
+			lines[b.Name] = fmt.Sprintf("%s\tunknown\t%s\tFAILED\t-\t-\t-\tnothing: %s; %s\n", b.Name, b.Source, strings.ReplaceAll(probe.BrokenWhy(b), "\n", " "), probe.BrokenFix(b.Name))
 		}
-		printRows(e.Stdout, "NAME\tTRANSPORT\tSOURCE\tAPPROVAL\tENABLED\tSCOPE\tRUNS", lines)
+		printRows(e.Stdout, "NAME\tTRANSPORT\tSOURCE\tAPPROVAL\tENABLED\tSCOPE\tLOGIN\tRUNS", lines)
 		printToolChanges(ctx, e, st)
 		return ExitOK
 	})

@@ -114,11 +114,14 @@ func Serve(ctx context.Context, e *Env) int {
 			logger.Warn("killed a process a hub that died left behind", "pid", l.PID, "pgid", l.PGID, "upstream", l.Upstream)
 		}
 	}
-	h, err := hub.New(cfg.HubOptions(config.HubParams{Version: e.Build.version(), Logger: logger, Store: hubstore.Store{Store: st}, ProcessGroups: groups}))
+	ho := cfg.HubOptions(config.HubParams{Version: e.Build.version(), Logger: logger, Store: hubstore.Store{Store: st}, ProcessGroups: groups})
+	oa := withOAuth(ho, st, logger, e.Environ, e.Build.version())
+	h, err := hub.New(ho)
 	if err != nil {
 		logger.Error("start", "err", err)
 		return ExitFail
 	}
+	oa.SetInteract(h.OAuthInteract, h.OAuthCanInteract)
 	if err := h.Start(ctx, cfg.HubServers()); err != nil {
 		logger.Error("start", "err", err)
 		h.Close()

@@ -27,9 +27,14 @@ func Status(ctx context.Context, e *Env) int {
 			fmt.Fprintln(e.Stderr, "mcp-hub:", err)
 			return ExitFail
 		}
+		tokens, err := st.Tokens(ctx)
+		if err != nil {
+			fmt.Fprintln(e.Stderr, "mcp-hub:", err)
+			return ExitFail
+		}
 		lines := map[string]string{}
 		for _, b := range broken {
-			lines[b.Name] = fmt.Sprintf("%s\t%s\t-\t-\t%s\t-\n", b.Name, upstream.StateFailed, oneLine(probe.BrokenWhy(b)))
+			lines[b.Name] = fmt.Sprintf("%s\t%s\t-\t-\t-\t%s\t-\n", b.Name, upstream.StateFailed, oneLine(probe.BrokenWhy(b)))
 		}
 		for _, r := range regs {
 			state, tools, lastErr, reported := "-", "-", "", "never (no hub has run it)"
@@ -47,9 +52,10 @@ func Status(ctx context.Context, e *Env) int {
 				state = string(upstream.StatePending)
 				lastErr = "awaiting approval: mcp-hub approve " + r.Spec.Name
 			}
-			lines[r.Spec.Name] = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\n", r.Spec.Name, state, tools, r.ApprovalState(), oneLine(redact.Text(lastErr)), reported)
+			login := loginWords(tokens, r.Spec.Name, upstream.State(state))
+			lines[r.Spec.Name] = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Spec.Name, state, tools, r.ApprovalState(), login, oneLine(redact.Text(lastErr)), reported)
 		}
-		printRows(e.Stdout, "NAME\tSTATE\tTOOLS\tAPPROVAL\tLAST ERROR\tREPORTED", lines)
+		printRows(e.Stdout, "NAME\tSTATE\tTOOLS\tAPPROVAL\tLOGIN\tLAST ERROR\tREPORTED", lines)
 		printToolChanges(ctx, e, st)
 		return ExitOK
 	})

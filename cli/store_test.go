@@ -156,6 +156,9 @@ func TestStatus(t *testing.T) {
 	if err := st.SaveStatus(ctx, upstream.Status{Name: "up", State: upstream.StateConnected, Tools: 7}); err != nil {
 		t.Fatal(err)
 	}
+	if err := st.SaveToken(ctx, upstream.Token{Upstream: "up", Resource: "https://h/mcp", AccessToken: "pasted-secret-token", Pasted: true}); err != nil {
+		t.Fatal(err)
+	}
 	stats, err := st.Statuses(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -169,13 +172,16 @@ func TestStatus(t *testing.T) {
 	}
 	// The store recorded this process as the reporting hub: it runs.
 	for _, re := range []string{
-		`(?m)^NAME +STATE +TOOLS +APPROVAL +LAST ERROR +REPORTED$`,
-		`(?m)^up +CONNECTED +7 +approved +1m30s ago by hub pid ` + strconv.Itoa(os.Getpid()) + `$`,
-		`(?m)^waiting +PENDING +- +pending +awaiting approval: mcp-hub approve waiting +never \(no hub has run it\)$`,
+		`(?m)^NAME +STATE +TOOLS +APPROVAL +LOGIN +LAST ERROR +REPORTED$`,
+		`(?m)^up +CONNECTED +7 +approved +logged in with a pasted token +1m30s ago by hub pid ` + strconv.Itoa(os.Getpid()) + `$`,
+		`(?m)^waiting +PENDING +- +pending +- +awaiting approval: mcp-hub approve waiting +never \(no hub has run it\)$`,
 	} {
 		if !regexp.MustCompile(re).MatchString(o.stdout) {
 			t.Errorf("status lacks %s:\n%s", re, o.stdout)
 		}
+	}
+	if strings.Contains(o.stdout, "pasted-secret-token") {
+		t.Errorf("status shows the token:\n%s", o.stdout)
 	}
 	if o := s.run(t, Status, "status", "up"); o.code != ExitConfig || !strings.Contains(o.stderr, "Usage: mcp-hub status") {
 		t.Errorf("status with an argument: %s", o)

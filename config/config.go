@@ -164,6 +164,7 @@ type serverEntry struct {
 	Cwd              string            `koanf:"cwd" doc:"stdio: working directory"`
 	URL              string            `koanf:"url" doc:"sse/http: the endpoint"`
 	Headers          map[string]string `koanf:"headers" doc:"sse/http: headers sent with every request; values as for env"`
+	OAuth            oauthEntry        `koanf:"oauth"`
 	Type             string            `koanf:"type" enum:"stdio,sse,http,streamable-http,streamableHttp" doc:"transport, as Claude Desktop spells it"`
 	Transport        string            `koanf:"transport" enum:"stdio,sse,http" doc:"transport: stdio, sse or http (inferred when absent: command → stdio, URL ending /sse → sse, other URL → http)"`
 	Description      string            `koanf:"description" doc:"free text"`
@@ -182,6 +183,24 @@ type serverEntry struct {
 	AllowElicitation *bool             `koanf:"allowElicitation" default:"true" doc:"let it ask the calling client's user for input (elicitation/create; never for secrets)"`
 	AllowRoots       *bool             `koanf:"allowRoots" default:"true" doc:"let it ask the calling client for its roots (roots/list)"`
 	Trust            string            `koanf:"trust" enum:"pin,warn,off" default:"warn" doc:"a tool, prompt or resource template that differs from what was pinned (its first listing, or what a person approved since), or is new: pin quarantines it until mcp-hub approve, warn serves it with a log line and a flag, off checks nothing"`
+}
+
+// oauthEntry is an upstream's OAuth section (upstream.OAuth); every key is
+// optional: without any, the hub discovers everything and registers itself.
+type oauthEntry struct {
+	ClientID          string   `koanf:"clientId" doc:"sse/http: an OAuth client id registered with the authorization server"`
+	ClientSecret      string   `koanf:"clientSecret" doc:"sse/http: its secret, as \"${VAR}\" or \"file:<path>\" (never the secret itself)"`
+	Scopes            []string `koanf:"scopes" doc:"sse/http: OAuth scopes to request on top of what the server asks for"`
+	ClientMetadataURL string   `koanf:"clientMetadataUrl" doc:"sse/http: https URL of the hub's OAuth client id metadata document"`
+	RedirectPort      int      `koanf:"redirectPort" doc:"sse/http: port of the OAuth loopback redirect http://127.0.0.1:PORT/callback (0: a free one)"`
+}
+
+func (o oauthEntry) spec() *upstream.OAuth {
+	if o.ClientID == "" && o.ClientSecret == "" && len(o.Scopes) == 0 && o.ClientMetadataURL == "" && o.RedirectPort == 0 {
+		return nil
+	}
+	return &upstream.OAuth{ClientID: o.ClientID, ClientSecret: o.ClientSecret, Scopes: o.Scopes,
+		ClientMetadataURL: o.ClientMetadataURL, RedirectPort: o.RedirectPort}
 }
 
 type toolsEntry struct {

@@ -82,6 +82,8 @@ func TestConfigServers(t *testing.T) {
     "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp", 3], "env": {"A": "1", "N": 2}, "cwd": "/tmp"},
     "remote": {"type": "sse", "url": "http://127.0.0.1:9/sse", "headers": {"Authorization": "Bearer ${TOKEN}"}},
     "stream": {"type": "streamable-http", "url": "http://127.0.0.1:9/mcp"},
+    "login": {"url": "https://mcp.example.com/mcp", "oauth": {"clientId": "cid", "clientSecret": "${SECRET}", "scopes": ["a", "b"],
+              "clientMetadataUrl": "https://example.com/c.json", "redirectPort": 8765}},
     "inferred": {"url": "https://example.com/api/sse/"},
     "tuned": {"command": "x", "transport": "stdio", "disabled": true, "tools": {"allow": ["read_*"], "deny": ["*delete*"]},
               "callTimeout": "5m", "start": "lazy", "maxInFlight": 2, "idleTimeout": "10m", "allowSampling": false, "allowRoots": true,
@@ -106,6 +108,13 @@ func TestConfigServers(t *testing.T) {
 	}
 	if s := byName["stream"].Spec; s.Transport != upstream.TransportHTTP {
 		t.Errorf("stream transport = %s, want http", s.Transport)
+	}
+	if o := byName["login"].Spec.OAuth; o == nil || o.ClientID != "cid" || o.ClientSecret != "${SECRET}" || strings.Join(o.Scopes, " ") != "a b" ||
+		o.ClientMetadataURL != "https://example.com/c.json" || o.RedirectPort != 8765 {
+		t.Errorf("login oauth = %+v", o)
+	}
+	if o := byName["stream"].Spec.OAuth; o != nil {
+		t.Errorf("stream oauth = %+v, want none", o)
 	}
 	if s := byName["inferred"].Spec; s.Transport != upstream.TransportSSE {
 		t.Errorf("inferred transport = %s, want sse", s.Transport)
@@ -138,6 +147,11 @@ func TestConfigErrors(t *testing.T) {
 		{"separator", "hub.yaml", "catalog:\n  separator: \"::\"\n", []string{"catalog.separator"}},
 		{"server not allowed", "hub.yaml", "security:\n  allowedServerNames: [a]\nmcpServers:\n  a:\n    command: x\n  b:\n    command: x\n", []string{"mcpServers.b", "not in security.allowedServerNames (a)"}},
 		{"allow flag type", "hub.yaml", "mcpServers:\n  a:\n    command: x\n    allowSampling: maybe\n", []string{"mcpServers.a.allowSampling"}},
+		{"oauth literal secret", "hub.yaml", "mcpServers:\n  a:\n    url: https://h/mcp\n    oauth:\n      clientId: c\n      clientSecret: s3cr3t-literal\n", []string{"mcpServers.a.oauth.clientSecret", "${VAR}"}},
+		{"oauth on stdio", "hub.yaml", "mcpServers:\n  a:\n    command: x\n    oauth:\n      clientId: c\n", []string{"mcpServers.a.oauth", "sse and http"}},
+		{"oauth metadata url", "hub.yaml", "mcpServers:\n  a:\n    url: https://h/mcp\n    oauth:\n      clientMetadataUrl: http://x/c.json\n", []string{"mcpServers.a.oauth.clientMetadataUrl", "https"}},
+		{"oauth and static auth", "hub.yaml", "mcpServers:\n  a:\n    url: https://h/mcp\n    headers: {Authorization: x}\n    oauth:\n      scopes: [a]\n", []string{"mcpServers.a.oauth", "Authorization"}},
+		{"oauth port", "hub.yaml", "mcpServers:\n  a:\n    url: https://h/mcp\n    oauth:\n      redirectPort: 70000\n", []string{"mcpServers.a.oauth.redirectPort"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

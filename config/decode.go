@@ -333,7 +333,7 @@ func coerce(kind Kind, enum []string, v any) (any, error) {
 func (e serverEntry) server(file, name string) (Server, error) {
 	p := "mcpServers." + name + "."
 	s := upstream.Spec{
-		Name: name, Command: e.Command, Args: e.Args, Env: e.Env, Cwd: e.Cwd, URL: e.URL, Headers: e.Headers,
+		Name: name, Command: e.Command, Args: e.Args, Env: e.Env, Cwd: e.Cwd, URL: e.URL, Headers: e.Headers, OAuth: e.OAuth.spec(),
 		Description: e.Description, Tools: upstream.ToolFilter{Allow: e.Tools.Allow, Deny: e.Tools.Deny},
 		InitTimeout: upstream.Duration(e.InitTimeout), ListTimeout: upstream.Duration(e.ListTimeout),
 		CallTimeout: upstream.Duration(e.CallTimeout), IdleTimeout: upstream.Duration(e.IdleTimeout),

@@ -22,8 +22,8 @@ func TestExampleConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("hub.yaml.example does not load: %v", err)
 	}
-	if len(c.Servers) != 2 {
-		t.Errorf("example declares %d servers, want 2", len(c.Servers))
+	if len(c.Servers) != 3 {
+		t.Errorf("example declares %d servers, want 3", len(c.Servers))
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {

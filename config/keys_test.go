@@ -81,6 +81,12 @@ func TestKeysFromTags(t *testing.T) {
 		{"mcpServers.*.cwd", KindString, "", nil},
 		{"mcpServers.*.url", KindString, "", nil},
 		{"mcpServers.*.headers", KindStringMap, "", nil},
+		{"mcpServers.*.oauth", KindSection, "", nil},
+		{"mcpServers.*.oauth.clientId", KindString, "", nil},
+		{"mcpServers.*.oauth.clientSecret", KindString, "", nil},
+		{"mcpServers.*.oauth.scopes", KindStrings, "", nil},
+		{"mcpServers.*.oauth.clientMetadataUrl", KindString, "", nil},
+		{"mcpServers.*.oauth.redirectPort", KindInt, "", nil},
 		{"mcpServers.*.type", KindString, "", []string{"stdio", "sse", "http", "streamable-http", "streamableHttp"}},
 		{"mcpServers.*.transport", KindString, "", []string{"stdio", "sse", "http"}},
 		{"mcpServers.*.description", KindString, "", nil},
@@ -206,7 +212,7 @@ func TestREADMEConfig(t *testing.T) {
 // key meant when it is close to one.
 func TestUnknownKeyMessages(t *testing.T) {
 	for _, tt := range []struct{ content, want string }{
-		{"mcpServers:\n  up:\n    command: x\n    oauth: {}\n", "mcpServers.up.oauth: unknown key"},
+		{"mcpServers:\n  up:\n    command: x\n    bearer: {}\n", "mcpServers.up.bearer: unknown key"},
 		{"mcpServers:\n  up:\n    comand: x\n", `mcpServers.up.comand: unknown key (did you mean "mcpServers.up.command"?)`},
 		{"timeout:\n  call: 5s\n", `timeout: unknown key (did you mean "timeouts"?)`},
 		{"http:\n  listn: x\n", `http.listn: unknown key (did you mean "http.listen"?)`},

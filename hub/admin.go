@@ -108,12 +108,20 @@ var nameField = map[string]any{
 // specFields are the registration fields hub_add_server and
 // hub_update_server accept.
 var specFields = map[string]any{
-	"command":     map[string]any{"type": "string", "description": "stdio: the program to run (never through a shell), e.g. npx"},
-	"args":        map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "stdio: its arguments"},
-	"env":         map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}, "description": "stdio: environment variables; values may be ${VAR} (from the hub's environment) or file:<path>"},
-	"cwd":         map[string]any{"type": "string", "description": "stdio: working directory"},
-	"url":         map[string]any{"type": "string", "description": "sse/http: the endpoint URL"},
-	"headers":     map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}, "description": "sse/http: headers sent with every request; values as for env"},
+	"command": map[string]any{"type": "string", "description": "stdio: the program to run (never through a shell), e.g. npx"},
+	"args":    map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "stdio: its arguments"},
+	"env":     map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}, "description": "stdio: environment variables; values may be ${VAR} (from the hub's environment) or file:<path>"},
+	"cwd":     map[string]any{"type": "string", "description": "stdio: working directory"},
+	"url":     map[string]any{"type": "string", "description": "sse/http: the endpoint URL"},
+	"headers": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}, "description": "sse/http: headers sent with every request; values as for env"},
+	"oauth": map[string]any{"type": "object", "additionalProperties": false, "description": "sse/http: how to log in with OAuth (all optional: by default the hub discovers everything and registers itself)",
+		"properties": map[string]any{
+			"clientId":          map[string]any{"type": "string", "description": "a client id registered with the authorization server"},
+			"clientSecret":      map[string]any{"type": "string", "description": "its secret: ${VAR} or file:PATH, never the secret itself"},
+			"scopes":            map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "scopes to request on top of what the server asks for"},
+			"clientMetadataUrl": map[string]any{"type": "string", "description": "https URL of the hub's client id metadata document"},
+			"redirectPort":      map[string]any{"type": "integer", "minimum": 0, "maximum": 65535, "description": "port of the loopback redirect (0: any free one)"},
+		}},
 	"transport":   map[string]any{"type": "string", "enum": []string{"stdio", "sse", "http"}, "description": "inferred when absent: command means stdio, a URL ending in /sse means sse, another URL http"},
 	"description": map[string]any{"type": "string", "description": "free text"},
 	"autoConnect": map[string]any{"type": "boolean", "description": "connect when the hub starts (default true)"},
@@ -224,6 +232,11 @@ func (h *Hub) registerAdminTools() []catalog.Item {
 
 func (h *Hub) lifecycleTool(verb string) func(context.Context, *mcp.CallToolRequest, map[string]json.RawMessage) (adminResult, error) {
 	return func(ctx context.Context, req *mcp.CallToolRequest, args map[string]json.RawMessage) (adminResult, error) {
+		if verb == "connect" {
+			if res, ok, err := h.loginOnConnect(ctx, req, argString(args, "name")); ok {
+				return res, err
+			}
+		}
 		return h.opLifecycle(ctx, actor(req), argString(args, "name"), verb)
 	}
 }
@@ -278,6 +291,10 @@ type serverView struct {
 	Scope      string         `json:"scope,omitempty"`
 	PerSession bool           `json:"perSession,omitempty"`
 	Instances  []instanceInfo `json:"instances,omitempty"`
+	// Login is the OAuth login state in words (sse and http upstreams that
+	// use OAuth): logged in, expires in, scopes, needs login, the last
+	// OAuth error. Never a token.
+	Login string `json:"login,omitempty"`
 }
 
 // views returns every registered upstream (the store's, or the manager's
@@ -298,6 +315,7 @@ func (h *Hub) views(ctx context.Context) ([]serverView, error) {
 			st := u.Status()
 			v.State, v.Tools, v.LastError = string(st.State), st.Tools, st.LastError
 			v.Quarantined, v.Flagged = h.quarantineOf(spec.Name)
+			v.Login, _ = h.loginView(spec.Name)
 		} else if approval == string(upstream.ApprovalPending) {
 			v.LastError = "awaiting approval: run `mcp-hub approve " + spec.Name + "`"
 		}
@@ -339,6 +357,9 @@ func (h *Hub) opList(ctx context.Context) (adminResult, error) {
 			if v.ApprovalNote != "" {
 				fmt.Fprintf(&b, " (%s)", v.ApprovalNote)
 			}
+		}
+		if v.Login != "" {
+			fmt.Fprintf(&b, "; %s", v.Login)
 		}
 		if v.LastError != "" {
 			fmt.Fprintf(&b, "; last error: %s", v.LastError)
@@ -415,6 +436,13 @@ func (h *Hub) opGet(ctx context.Context, name string) (adminResult, error) {
 	if t := scopeText(view); t != "" {
 		text += "\nclient sessions: " + t
 	}
+	if login, st := h.loginView(name); st != nil {
+		text += "\nlogin: " + login
+		if st.NeedsLogin {
+			text += "\nto log in: " + upstream.LoginHint(name)
+		}
+		data["auth"] = st
+	}
 	if view.LastError != "" {
 		text += "\nlast error: " + view.LastError
 	}
@@ -460,6 +488,9 @@ func specFromArgs(base upstream.Spec, args map[string]json.RawMessage) upstream.
 		case "headers":
 			s.Headers = nil
 			_ = json.Unmarshal(v, &s.Headers)
+		case "oauth":
+			s.OAuth = nil
+			_ = json.Unmarshal(v, &s.OAuth)
 		case "transport":
 			var t string
 			_ = json.Unmarshal(v, &t)

@@ -39,7 +39,9 @@ func TestAdminArgsSchema(t *testing.T) {
 		{"hub_add_server", `{"name":"x","command":"x","env":{"A":1}}`, "env: must be an object of strings"},
 		{"hub_add_server", `{"name":"x","command":"x","transport":"ftp"}`, `transport: must be one of stdio, sse, http, got "ftp"`},
 		{"hub_add_server", `{"name":"x","command":"x","enabled":"yes"}`, "enabled: must be true or false"},
-		{"hub_add_server", `{"name":"x","comand":"y"}`, "comand: unknown field (known: args, autoConnect, command, cwd, description, enabled, env, headers, name, scope, transport, trust, url)"},
+		{"hub_add_server", `{"name":"x","comand":"y"}`, "comand: unknown field (known: args, autoConnect, command, cwd, description, enabled, env, headers, name, oauth, scope, transport, trust, url)"},
+		{"hub_add_server", `{"name":"x","url":"https://h/mcp","oauth":{"clientId":1}}`, "oauth: "},
+		{"hub_add_server", `{"name":"x","url":"https://h/mcp","oauth":{"scope":["a"]}}`, "oauth: "},
 		{"hub_add_server", `{"command":"y"}`, "name: required"},
 		{"hub_add_server", `{"name":"../x","command":"y"}`, `name: invalid name "../x": must match ` + upstream.NamePattern},
 		{"hub_add_server", `{"name":"Hub_x","command":"y"}`, `name: invalid name "Hub_x": "hub" and names starting "hub_" are reserved for the hub`},
@@ -57,6 +59,7 @@ func TestAdminArgsSchema(t *testing.T) {
 		{"hub_list_servers", ``}, {"hub_list_servers", `null`}, {"hub_list_servers", `{}`},
 		{"hub_add_server", `{"name":"hubble","command":"x","args":["-y"],"env":{"A":"1"},"transport":"stdio","autoConnect":false}`},
 		{"hub_restart_server", `{"name":"a_b-9"}`},
+		{"hub_add_server", `{"name":"web","url":"https://h/mcp","oauth":{"clientId":"c","clientSecret":"${S}","scopes":["a"],"clientMetadataUrl":"https://x/c.json","redirectPort":8765}}`},
 		{"hub_update_server", `{"name":"a","args":null,"env":null,"cwd":null,"enabled":null}`},
 	} {
 		if _, err := decodeArgs(json.RawMessage(ok.args), schemas[ok.tool]); err != nil {

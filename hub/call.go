@@ -141,7 +141,11 @@ func (s *session) forward(m wire.Message, up *upstream.Upstream, method, label s
 	s.setCancel(key, cancel)
 	go func() {
 		defer cancel()
-		done(up.Call(ctx, method, params))
+		r, err := up.Call(ctx, method, params)
+		if s.loginForCall(ctx, up, id, err) {
+			r, err = up.Call(ctx, method, params)
+		}
+		done(r, err)
 	}()
 }
 

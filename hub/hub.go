@@ -60,6 +60,10 @@ type Options struct {
 	// AllowedServerNames, when not empty, are the only upstream names the
 	// hub registers or runs, whoever asks.
 	AllowedServerNames []string
+	// Login logs in to an upstream in NEEDS_LOGIN through a client that
+	// supports URL elicitation (nil: clients are told to run mcp-hub
+	// login). See LoginFunc.
+	Login LoginFunc
 }
 
 // Hub is an MCP server that serves the merged catalog of its upstreams. It

@@ -68,7 +68,7 @@ func (m *metrics) sessionOpened(transport string) { m.sessions.Add(1, transport)
 func (m *metrics) sessionClosed(transport string) { m.sessions.Add(-1, transport) }
 
 var allStates = []upstream.State{upstream.StatePending, upstream.StateConnecting, upstream.StateConnected,
-	upstream.StateUnhealthy, upstream.StateDisconnected, upstream.StateCrashed, upstream.StateFailed, upstream.StateDisabled}
+	upstream.StateUnhealthy, upstream.StateDisconnected, upstream.StateCrashed, upstream.StateFailed, upstream.StateDisabled, upstream.StateNeedsLogin}
 
 // observe records the catalog and upstream states after a rebuild.
 func (m *metrics) observe(h *Hub) {

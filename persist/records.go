@@ -327,8 +327,8 @@ func (s *Store) Update(ctx context.Context, name string, fn func(*Record) error)
 	return out, nil
 }
 
-// Delete removes the named upstream and its capabilities, or returns an
-// error wrapping [ErrNotFound].
+// Delete removes the named upstream, its capabilities and its OAuth token,
+// or returns an error wrapping [ErrNotFound].
 func (s *Store) Delete(ctx context.Context, name string) error {
 	return s.write(ctx, func(tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, "DELETE FROM upstreams WHERE name = ?", name)
@@ -341,6 +341,11 @@ func (s *Store) Delete(ctx context.Context, name string) error {
 		}
 		if n == 0 {
 			return notFound(name)
+		}
+		// Its OAuth token goes with it: a later upstream of the same name
+		// must log in again.
+		if _, err := tx.ExecContext(ctx, "DELETE FROM oauth_tokens WHERE upstream = ?", name); err != nil {
+			return fmt.Errorf("delete upstream %q: %w", name, err)
 		}
 		return nil
 	})

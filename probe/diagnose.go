@@ -81,6 +81,7 @@ func Diagnose(r *Result, p *Report, cfg *config.Config) Row {
 		row.StderrOut = r.Stderr[max(0, len(r.Stderr)-stderrLines):]
 	}
 	row.Hints = hints(r, lookErr, pick(spec.InitTimeout.Std(), cfg.InitTimeout))
+	loginRow(&row, r)
 
 	warn := func(format string, args ...any) {
 		row.Notes = append(row.Notes, fmt.Sprintf(format, args...))

@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/catalog"
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/oauth"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -120,6 +121,8 @@ type Result struct {
 	FirstNonJSON string
 	// Rejected are the items the catalog could not parse, with the reason.
 	Rejected []string
+	// Auth is the login state of an upstream with an OAuth client.
+	Auth string
 }
 
 // Connected reports whether the upstream connected and was listed.
@@ -177,6 +180,9 @@ func Run(ctx context.Context, cfg *config.Config, targets []Target, st Store, o 
 		}
 		return nil
 	}
+	if ts, ok := st.(upstream.TokenStore); ok {
+		opts.Auth = oauth.New(oauth.Options{Store: ts, Logger: logger}) // stored tokens; nobody is asked to log in
+	}
 	mgr := upstream.NewManager(&opts)
 	mo := mgr.Options()
 
@@ -232,6 +238,9 @@ wait:
 		r.Status, r.Inv = u.Status(), u.Inventory()
 		r.Settled = r.Status.Settled
 		listedOnly(u, &r.Status)
+		if a, ok := u.AuthStatus(); ok {
+			r.Auth = a.String()
+		}
 		if r.Status.State == upstream.StateConnected {
 			r.Ready = r.Status.Since.Sub(started[r.Spec.Name])
 			src := catalog.Source{Server: r.Spec.Name, Filter: catalog.Filter{Allow: r.Spec.Tools.Allow, Deny: r.Spec.Tools.Deny}}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"slices"
 	"sync"
@@ -63,12 +64,20 @@ func (u *Upstream) dial(ctx context.Context, spec *Spec) (*Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		u.secret.Set(spec.secretValues(headers)...)
+		secrets := spec.secretValues(headers)
+		ac := u.authClient(spec)
+		var wrap func(http.RoundTripper) http.RoundTripper
+		if ac != nil {
+			secrets = append(secrets, ac.Secrets()...)
+			wrap = func(rt http.RoundTripper) http.RoundTripper { return ac.Transport(rt, c.callTag, u.secret) }
+		}
+		u.secret.Set(secrets...)
 		initTimeout := pick(spec.InitTimeout.Std(), m.opts.InitTimeout)
 		sctx, cancel := context.WithTimeout(ctx, initTimeout)
 		_, err = startHTTP(sctx, spec, headers, httpOptions{
 			Logger:          u.logger,
 			MaxMessageBytes: m.opts.MaxMessageBytes,
+			Wrap:            wrap,
 		}, c)
 		cancel()
 		if err != nil {

@@ -23,6 +23,8 @@ import (
 type httpOptions struct {
 	Logger          *slog.Logger
 	MaxMessageBytes int
+	// Wrap, when set, wraps the client's transport (OAuth: see AuthClient).
+	Wrap func(http.RoundTripper) http.RoundTripper
 }
 
 // ErrSessionMissing is wrapped by the error of a streamable HTTP link whose
@@ -49,6 +51,9 @@ func expire(s sink, id []byte) {
 
 func startHTTP(ctx context.Context, spec *Spec, headers map[string]string, opts httpOptions, s sink) (link, error) {
 	client := newHTTPClient(headers, opts.Logger)
+	if opts.Wrap != nil {
+		client.Transport = opts.Wrap(client.Transport)
+	}
 	lctx, cancel := context.WithCancel(context.Background())
 	if spec.Transport == TransportSSE {
 		l := &sseLink{url: spec.URL, client: client, s: s, logger: opts.Logger, max: opts.MaxMessageBytes, ctx: lctx, cancel: cancel}

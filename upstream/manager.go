@@ -81,6 +81,8 @@ type Options struct {
 	// ProcessGroups, when set, records the process group of every stdio
 	// upstream while it exists.
 	ProcessGroups ProcessGroups
+	// Auth, when set, gives sse and http upstreams an OAuth client.
+	Auth Authenticator
 }
 
 func (o Options) withDefaults() Options {
@@ -349,7 +351,7 @@ func (m *Manager) Update(spec Spec) error {
 func needsRestart(a, b *Spec) bool {
 	return a.Transport != b.Transport || a.Command != b.Command || !reflect.DeepEqual(a.Args, b.Args) ||
 		!reflect.DeepEqual(a.Env, b.Env) || a.Cwd != b.Cwd || a.URL != b.URL ||
-		!reflect.DeepEqual(a.Headers, b.Headers) || a.ProtocolVersion != b.ProtocolVersion || a.Scope != b.Scope
+		!reflect.DeepEqual(a.Headers, b.Headers) || a.ProtocolVersion != b.ProtocolVersion || a.Scope != b.Scope || !reflect.DeepEqual(a.OAuth, b.OAuth)
 }
 
 // Connect asks an upstream to connect now (clearing a manual disconnect and

@@ -53,6 +53,10 @@ func (s *Spec) Review() string {
 				fmt.Fprintf(&b, "\n  %s: %s", k, describeValue(s.Headers[k], false))
 			}
 		}
+		if s.OAuth != nil {
+			b.WriteString("\nlogging in with OAuth: ")
+			b.WriteString(s.OAuth.review())
+		}
 	}
 	if p := permissions(s); p != "" {
 		b.WriteString("\nrequests it may make of the client: ")

@@ -131,6 +131,8 @@ type Spec struct {
 	// sse and http
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
+	// OAuth tunes the OAuth client of an sse or http upstream; see [OAuth].
+	OAuth *OAuth `json:"oauth,omitempty"`
 
 	// Tools filters the upstream's tools before they reach the catalog.
 	Tools ToolFilter `json:"tools,omitzero" approval:"exempt"`
@@ -327,6 +329,11 @@ func (s *Spec) Validate() error {
 	default:
 		return fieldErr("transport", "must be one of stdio, sse, http (got %q)", s.Transport)
 	}
+	if s.OAuth != nil {
+		if err := s.OAuth.validate(s); err != nil {
+			return err
+		}
+	}
 	if s.Start != StartEager && s.Start != StartLazy && s.Start != StartEagerSessions {
 		return fieldErr("start", "must be \"lazy\", \"eager\" or empty (got %q)", s.Start)
 	}
@@ -470,6 +477,12 @@ func (s Spec) Redacted() Spec {
 	r.Env = redact.Values(s.Env)
 	r.Headers = redact.Values(s.Headers)
 	r.URL = redact.URL(s.URL)
+	if s.OAuth != nil {
+		o := *s.OAuth
+		var m redact.Masker
+		o.ClientSecret = m.Value(o.ClientSecret)
+		r.OAuth = &o
+	}
 	return r
 }
 

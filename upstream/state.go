@@ -30,6 +30,11 @@ const (
 	StateFailed State = "FAILED"
 	// StateDisabled: administratively disabled; never connected.
 	StateDisabled State = "DISABLED"
+	// StateNeedsLogin: the upstream answered 401 (or refused a refresh) and
+	// no usable token exists; nothing is retried until a person logs in
+	// (mcp-hub login, or a client through URL elicitation) or asks for a
+	// connect.
+	StateNeedsLogin State = "NEEDS_LOGIN"
 )
 
 // Status is a snapshot of an upstream's state.
@@ -72,6 +77,9 @@ type Status struct {
 	// Stale is set while the inventory comes from a cache rather than a
 	// live listing.
 	Stale bool `json:"stale,omitempty"`
+	// AuthServer names the authorization server of an upstream in
+	// StateNeedsLogin.
+	AuthServer string `json:"authServer,omitempty"`
 }
 
 // Inventory is what an upstream offers, as raw JSON objects exactly as it

@@ -55,6 +55,11 @@ type Upstream struct {
 	changed chan struct{} // closed and replaced on every change
 	attempt uint64        // completed attempts, for on-demand waiters
 	lastTry time.Time     // when the last attempt ended
+	auth    AuthClient    // the OAuth client of the last attempt, or nil
+
+	// loginWatch ends the wait for a login of an upstream in
+	// StateNeedsLogin; only the supervisor goroutine uses it.
+	loginWatch func()
 }
 
 type command int
@@ -264,9 +269,19 @@ type NotReadyError struct {
 	State     State
 	LastError string
 	NextRetry time.Time
+	// AuthServer names the authorization server of an upstream in
+	// StateNeedsLogin.
+	AuthServer string
 }
 
 func (e *NotReadyError) Error() string {
+	if e.State == StateNeedsLogin {
+		msg := fmt.Sprintf("upstream %q needs a login", e.Name)
+		if e.AuthServer != "" {
+			msg += " to " + e.AuthServer
+		}
+		return msg + "; log in first: " + LoginHint(e.Name)
+	}
 	msg := fmt.Sprintf("upstream %q is %s", e.Name, e.State)
 	if e.LastError != "" {
 		msg += " (last error: " + e.LastError + ")"
@@ -296,9 +311,13 @@ func (u *Upstream) ready(ctx context.Context) (*Conn, error) {
 		u.mu.Lock()
 		st, ch, attempt, lastTry := u.status, u.changed, u.attempt, u.lastTry
 		u.mu.Unlock()
-		notReady := &NotReadyError{Name: u.name, State: st.State, LastError: st.LastError, NextRetry: st.NextRetry}
+		notReady := &NotReadyError{Name: u.name, State: st.State, LastError: st.LastError, NextRetry: st.NextRetry, AuthServer: st.AuthServer}
 		switch {
 		case st.State == StateDisabled || st.Manual:
+			return nil, notReady
+		case st.State == StateNeedsLogin && !kicked:
+			// Nothing to retry until a person logs in (which starts an
+			// attempt): asking again would only register again.
 			return nil, notReady
 		case st.State == StateConnecting, st.State == StateConnected, st.State == StateUnhealthy:
 			// An attempt is under way (or the connection is being swapped).
@@ -354,6 +373,7 @@ func (u *Upstream) Request(c *Conn, id []byte, method string, params []byte, ori
 // the connection.
 func (u *Upstream) run(start State) {
 	defer close(u.stopped)
+	defer u.stopLoginWatch()
 	b := u.m.opts.Backoff
 	var (
 		wantUp     = start == StateConnecting
@@ -421,6 +441,7 @@ func (u *Upstream) run(start State) {
 			retryAt = time.Time{}
 		}
 
+		u.stopLoginWatch()
 		conn, err := u.attemptOnce()
 		select { // every kick sent so far is answered by this attempt
 		case <-u.kick:
@@ -428,6 +449,11 @@ func (u *Upstream) run(start State) {
 		}
 		if errors.Is(err, errAbandoned) {
 			retryAt = time.Time{} // the queued command decides
+			continue
+		}
+		if ac, server, ok := u.loginNeeded(); err != nil && ok {
+			wantUp, retryAt, attempts = false, time.Time{}, 0
+			u.enterNeedsLogin(ac, server, err)
 			continue
 		}
 		if err != nil {
@@ -483,6 +509,11 @@ func (u *Upstream) run(start State) {
 			continue
 		}
 		// The connection died.
+		if ac, server, ok := u.loginNeeded(); ok {
+			wantUp, retryAt, attempts = false, time.Time{}, 0
+			u.enterNeedsLogin(ac, server, err)
+			continue
+		}
 		if time.Since(connectedAt) > b.Max {
 			attempts = 0 // it was stable: start the schedule over
 		}
@@ -600,7 +631,7 @@ func (u *Upstream) attemptOnce() (_ *Conn, err error) {
 	u.update(func(s *Status, cur *Inventory) {
 		inv.Version = cur.Version + 1
 		*cur = inv
-		s.State, s.LastError, s.Attempts, s.PID, s.Settled = StateConnected, "", 0, conn.PID(), true
+		s.State, s.LastError, s.Attempts, s.PID, s.Settled, s.AuthServer = StateConnected, "", 0, conn.PID(), true, ""
 		if init != nil {
 			if init.ServerInfo != nil {
 				s.ServerName, s.ServerVersion = init.ServerInfo.Name, init.ServerInfo.Version
@@ -692,6 +723,9 @@ func (u *Upstream) serve(conn *Conn) (outcome, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), max(min(interval, 10*time.Second), 2*time.Second))
 			r, err := conn.Call(ctx, "ping", nil)
 			cancel()
+			if _, _, ok := u.loginNeeded(); err != nil && ok {
+				return outcomeLost, err // a refresh failed: the token is gone
+			}
 			if errors.Is(err, ErrUnreachable) || errors.Is(err, ErrSessionMissing) || conn.Err() != nil {
 				if cerr := conn.Err(); cerr != nil {
 					err = cerr

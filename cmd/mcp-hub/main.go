@@ -59,5 +59,7 @@ func commands() hubcli.Commands {
 		"export":  {Summary: "write the registered upstreams as a Claude Desktop or hub.yaml config", Run: hubcli.Export},
 		"tools":   {Summary: "connect every upstream and print the merged tool catalog", Run: hubcli.Tools},
 		"doctor":  {Summary: "connect every upstream and diagnose the ones that fail", Run: hubcli.Doctor},
+		"login":   {Summary: "log in to an HTTP upstream with OAuth (or store a pasted token)", Run: hubcli.Login},
+		"logout":  {Summary: "delete (and revoke) an upstream's OAuth token", Run: hubcli.Logout},
 	}
 }

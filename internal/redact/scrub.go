@@ -53,6 +53,35 @@ func (s *Scrubber) Set(values ...string) {
 	s.vals.Store(&vs)
 }
 
+// Add adds values to scrub to those already set (as [Scrubber.Set] takes
+// them). Values already present cost a lookup and nothing else.
+func (s *Scrubber) Add(values ...string) {
+	if s == nil {
+		return
+	}
+	for {
+		old := s.vals.Load()
+		var cur []string
+		if old != nil {
+			cur = *old
+		}
+		fresh := false
+		for _, v := range values {
+			if len(v) >= MinScrubLen && !slices.Contains(cur, v) {
+				fresh = true
+			}
+		}
+		if !fresh {
+			return
+		}
+		n := &Scrubber{}
+		n.Set(append(slices.Clone(cur), values...)...)
+		if s.vals.CompareAndSwap(old, n.vals.Load()) {
+			return
+		}
+	}
+}
+
 // Scrub replaces every occurrence of the values in text by [Mask].
 func (s *Scrubber) Scrub(text string) string {
 	if s == nil {

@@ -5,23 +5,46 @@
 // upstream, connects to the hub with a go-sdk client, and does what the
 // scenario ($MCP_CONFORMANCE_SCENARIO) expects of a client. The scenario
 // server judges the hub, which is the client it sees.
+//
+// For the auth/* scenarios the hub is configured with the scenario's URL
+// and an OAuth section (the client id metadata document URL the suite
+// expects, and the pre-registered credentials it passes in
+// $MCP_CONFORMANCE_CONTEXT), then logged in with "mcp-hub login" whose
+// $BROWSER is this program's -browse mode (a browser that follows the
+// authorization server's redirects to the hub's loopback listener). The
+// go-sdk client declares URL-mode elicitation and opens what the hub asks
+// for the same way, which is how the hub re-authorizes while it serves
+// (scope step-up).
+//
+//	conformance-client -browse URL   GET URL following redirects; exit 1
+//	                                 unless the last answer is 2xx
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == "-browse" {
+		if err := browse(os.Args[2]); err != nil {
+			log.Fatalf("conformance-client -browse: %v", err)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		log.Fatalf("conformance-client: %v", err)
 	}
@@ -43,13 +66,47 @@ func run() error {
 	}
 	defer os.RemoveAll(dir)
 	cfg := filepath.Join(dir, "hub.yaml")
-	if err := os.WriteFile(cfg, fmt.Appendf(nil, "servers:\n  scenario:\n    url: %q\n", url), 0o600); err != nil {
+	yaml := fmt.Sprintf("servers:\n  scenario:\n    url: %q\n", url)
+	isAuth := strings.HasPrefix(scenario, "auth/")
+	var env []string
+	if isAuth {
+		yaml += "    oauth:\n      clientMetadataUrl: https://conformance-test.local/client-metadata.json\n"
+		var cc struct {
+			ClientID     string `json:"client_id"`
+			ClientSecret string `json:"client_secret"`
+		}
+		if c := os.Getenv("MCP_CONFORMANCE_CONTEXT"); c != "" {
+			_ = json.Unmarshal([]byte(c), &cc)
+		}
+		if cc.ClientID != "" {
+			yaml += fmt.Sprintf("      clientId: %q\n", cc.ClientID)
+			if cc.ClientSecret != "" {
+				yaml += "      clientSecret: \"${CONFORMANCE_CLIENT_SECRET}\"\n"
+				env = append(env, "CONFORMANCE_CLIENT_SECRET="+cc.ClientSecret)
+			}
+		}
+	}
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		return err
 	}
+	hubArgs := []string{"--config", cfg, "--data-dir", filepath.Join(dir, "data")}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.Command(hubBin, "--config", cfg, "--data-dir", filepath.Join(dir, "data"))
+	if isAuth {
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		login := exec.CommandContext(ctx, hubBin, append([]string{"login", "scenario", "--timeout", "20s"}, hubArgs...)...)
+		login.Env = append(os.Environ(), append(env, "BROWSER="+self+" -browse")...)
+		login.Stdout, login.Stderr = os.Stderr, os.Stderr
+		if err := login.Run(); err != nil {
+			return fmt.Errorf("mcp-hub login: %w", err)
+		}
+	}
+	cmd := exec.Command(hubBin, hubArgs...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
 	if path := os.Getenv("CONFORMANCE_HUB_LOG"); path != "" { // for debugging a scenario
 		f, err := os.Create(path)
@@ -60,7 +117,9 @@ func run() error {
 		cmd.Stderr = f
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcp-hub-conformance-client", Version: "1"}, &mcp.ClientOptions{
-		ElicitationHandler: acceptDefaults,
+		ElicitationHandler: elicit,
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
+			Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}},
 	})
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -97,9 +156,43 @@ func run() error {
 		return call("test_reconnection", map[string]any{})
 	case "elicitation-sep1034-client-defaults":
 		return call("test_client_elicitation_defaults", map[string]any{})
+	case "":
 	default:
-		return fmt.Errorf("unknown scenario %q", scenario)
+		if isAuth {
+			return call("test-tool", map[string]any{}) // listing it needed a login
+		}
 	}
+	return fmt.Errorf("unknown scenario %q", scenario)
+}
+
+// elicit opens the URL of a URL-mode elicitation (the hub asking for a
+// login) the way a browser would, and answers a form elicitation with its
+// defaults.
+func elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	if req.Params.Mode == "url" {
+		go func() {
+			if err := browse(req.Params.URL); err != nil {
+				log.Printf("conformance-client: open the login page: %v", err)
+			}
+		}()
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	}
+	return acceptDefaults(ctx, req)
+}
+
+// browse is a browser that follows redirects and reports whether the last
+// page answered 2xx.
+func browse(u string) error {
+	resp, err := http.Get(u)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s answered %s", resp.Request.URL.Redacted(), resp.Status)
+	}
+	return nil
 }
 
 // acceptDefaults accepts an elicitation with every default the requested

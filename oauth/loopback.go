@@ -1,0 +1,97 @@
+package oauth
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+)
+
+// callback is what the authorization server's redirect brought.
+type callback struct {
+	code, state, iss string
+	err              string // error (and error_description) when it refused
+}
+
+// fetch is the go-sdk handler's AuthorizationCodeFetcher: it listens on the
+// loopback redirect URI, gets a person to the authorization URL
+// (Options.Interact) and waits for the redirect. go-sdk checks state and
+// iss and exchanges the code.
+func (c *Client) fetch(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+	if u, err := url.Parse(args.URL); err == nil && u.Host != "" {
+		c.setServer(u.Scheme + "://" + u.Host)
+	}
+	interact, can := c.a.interaction()
+	owner := ownerFrom(ctx)
+	if interact == nil || (can != nil && !can(owner)) {
+		return nil, errNobody
+	}
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", c.port))
+	if err != nil {
+		return nil, fmt.Errorf("listen for the authorization redirect (%s): %w", c.redirect, err)
+	}
+	results := make(chan callback, 1)
+	srv := &http.Server{Handler: callbackHandler(results), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+
+	wctx, cancel := context.WithTimeout(ctx, c.a.opts.AuthTimeout)
+	defer cancel()
+	opened := make(chan error, 1)
+	go func() { opened <- interact(wctx, c.name, owner, args.URL) }()
+	for {
+		select {
+		case r := <-results:
+			if r.err != "" {
+				return nil, fmt.Errorf("the authorization server refused: %s", r.err)
+			}
+			return &auth.AuthorizationResult{Code: r.code, State: r.state, Iss: r.iss}, nil
+		case err := <-opened:
+			if err != nil {
+				return nil, err
+			}
+			opened = nil // directed there: wait for the redirect
+		case <-wctx.Done():
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("no authorization redirect reached %s within %s", c.redirect, c.a.opts.AuthTimeout)
+		}
+	}
+}
+
+// callbackHandler serves the redirect URI: the first redirect's parameters
+// go to results.
+func callbackHandler(results chan<- callback) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /callback", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		cb := callback{code: q.Get("code"), state: q.Get("state"), iss: q.Get("iss")}
+		if e := q.Get("error"); e != "" {
+			cb.err = e
+			if d := q.Get("error_description"); d != "" {
+				cb.err += ": " + d
+			}
+		} else if cb.code == "" {
+			cb.err = "the redirect carried no authorization code"
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		if cb.err != "" {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, "<!doctype html><title>mcp-hub</title><p>mcp-hub: the login failed: %s</p>", html.EscapeString(cb.err))
+		} else {
+			fmt.Fprint(w, "<!doctype html><title>mcp-hub</title><p>mcp-hub: logged in. You can close this tab.</p>")
+		}
+		select {
+		case results <- cb:
+		default:
+		}
+	})
+	return mux
+}
