@@ -110,7 +110,7 @@ func Diagnose(r *Result, p *Report, cfg *config.Config) Row {
 }
 
 func notRunStatus(why string) string {
-	for _, s := range []string{"not approved", "rejected", "disabled"} {
+	for _, s := range []string{"not approved", "rejected", "disabled", StalePrefix} {
 		if strings.HasPrefix(why, s) {
 			return s
 		}
