@@ -24,7 +24,6 @@ import (
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/sweep"
 	"github.com/mcp-hub/mcp-hub/upstream"
-	"github.com/spf13/pflag"
 )
 
 // shutdownLimit bounds shutdown: every upstream is stopped (in parallel)
@@ -47,24 +46,24 @@ func Serve(ctx context.Context, e *Env) int {
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file (for development)")
 	_ = fs.MarkHidden("cpuprofile")
 	if e.Name == "" {
+		e.use = "[command] [flags]"
 		fs.Usage = func() {
-			e.usage(e.Stderr)
-			fmt.Fprintf(e.Stderr, "\nFlags:\n%s", fs.FlagUsages())
+			e.usage(e.Stdout)
+			fmt.Fprintf(e.Stdout, "\nFlags:\n%s", fs.FlagUsages())
 		}
 	}
-	if err := fs.Parse(e.Args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return ExitOK
-		}
-		return ExitConfig
+	if code, ok := e.parseFlags(fs); !ok {
+		return code
 	}
 	if *showVersion {
 		printVersion(e.Stdout, e.Build)
 		return ExitOK
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(e.Stderr, "mcp-hub: unexpected argument %q (run mcp-hub --help)\n", fs.Arg(0))
-		return ExitConfig
+		if e.Name == "" {
+			return e.unknownCommand(fs.Arg(0))
+		}
+		return e.argCountError(fs.Args(), 0)
 	}
 	cfg, err := loadConfig(fs, e.Environ)
 	if err != nil {
@@ -154,7 +153,7 @@ func Serve(ctx context.Context, e *Env) int {
 	}
 	var serveErr error
 	if serveStdio {
-		logger.Info("mcp-hub serving on stdio", "config", cfg.File, "store", st.Path(), "version", e.Build.version())
+		logger.Info("mcp-hub serving on stdio", "config", cfg.InEffect(), "store", st.Path(), "version", e.Build.version())
 		for _, s := range []any{e.Stdin, e.Stdout} {
 			if f, ok := s.(*os.File); ok {
 				framing.GrowPipe(f)

@@ -48,7 +48,7 @@ func TestAddListRemove(t *testing.T) {
 		{"add bad env", Add, []string{"add", "x", "--env", "NOVALUE", "--", "cmd"}, ExitConfig, `mcp-hub add: --env "NOVALUE": want KEY=VALUE`},
 		{"add no name", Add, []string{"add"}, ExitConfig, "Usage: mcp-hub add NAME [flags] -- COMMAND [ARGS...]"},
 		{"list extra argument", List, []string{"list", "extra"}, ExitConfig, "Usage: mcp-hub list [flags]"},
-		{"list bad flag", List, []string{"list", "--nope"}, ExitConfig, ""}, // nothing says why (as on the binary)
+		{"list bad flag", List, []string{"list", "--nope"}, ExitConfig, "mcp-hub list: unknown flag: --nope"},
 		{"remove unknown", Remove, []string{"remove", "nobody"}, ExitFail, `mcp-hub remove: no upstream named "nobody" is registered`},
 		{"remove two", Remove, []string{"remove", "a", "b"}, ExitConfig, "Usage: mcp-hub remove NAME [flags]"},
 	} {

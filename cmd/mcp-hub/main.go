@@ -49,7 +49,7 @@ func main() {
 func commands() hubcli.Commands {
 	return hubcli.Commands{
 		"serve":   {Summary: "serve MCP over stdio (the default)", Run: hubcli.Serve},
-		"list":    {Summary: "list the registered upstreams", Run: hubcli.List},
+		"list":    {Summary: "list the upstreams of the config file and the store", Run: hubcli.List},
 		"status":  {Summary: "show each upstream's state as the running hub last reported it", Run: hubcli.Status},
 		"add":     {Summary: "register an upstream: add NAME -- COMMAND [ARGS...], or add NAME --url URL", Run: hubcli.Add},
 		"remove":  {Summary: "remove a registered upstream", Run: hubcli.Remove},
