@@ -71,6 +71,9 @@ func Serve(ctx context.Context, e *Env) int {
 		return ExitConfig
 	}
 	logger := newLogger(e.Stderr, cfg)
+	if cfg.Misplaced != "" {
+		logger.Warn("config file not read: mcp-hub reads <user config dir>/mcp-hub/hub.yaml", "file", cfg.Misplaced, "move_to", cfg.Missing)
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err == nil {
@@ -154,6 +157,9 @@ func Serve(ctx context.Context, e *Env) int {
 	var serveErr error
 	if serveStdio {
 		logger.Info("mcp-hub serving on stdio", "config", cfg.InEffect(), "store", st.Path(), "version", e.Build.version())
+		if isTerminal(e.Stdin) {
+			fmt.Fprint(e.Stderr, terminalHint)
+		}
 		for _, s := range []any{e.Stdin, e.Stdout} {
 			if f, ok := s.(*os.File); ok {
 				framing.GrowPipe(f)
@@ -187,6 +193,20 @@ func Serve(ctx context.Context, e *Env) int {
 	}
 	return ExitOK
 }
+
+// terminalHint is what serve says on stderr when a person started it in a
+// terminal: stdout stays the MCP channel, stdin is where a client writes.
+const terminalHint = `
+mcp-hub is an MCP server: it now waits for an MCP client to write JSON-RPC
+on its stdin, this terminal. Clients (Claude Desktop, Claude Code, Cursor,
+VS Code) start it themselves; press Ctrl-C to stop this one.
+To try it from a terminal:
+  mcp-hub doctor                         start every server once and say what fails
+  mcp-hub tools                          the merged tool catalog a client sees
+  mcp-hub serve --http 127.0.0.1:7411    serve over HTTP, for clients that connect by URL
+  mcp-hub help                           every command
+
+`
 
 // closeWithin closes the hub, giving up after limit. Close stops the
 // upstreams gracefully; killMargin before the limit every process of every
