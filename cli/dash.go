@@ -17,7 +17,8 @@ import (
 
 // dashForm returns args with "--" put before the command: the positional
 // argument after the first one (the name) starts it. ok is false when args
-// has "--" already or names no command.
+// has "--" already, names no command, or has a flag mcp-hub does not know
+// before the command.
 func dashForm(fs *pflag.FlagSet, args []string) (form []string, ok bool) {
 	positional := 0
 	for i := 0; i < len(args); i++ {
@@ -26,7 +27,11 @@ func dashForm(fs *pflag.FlagSet, args []string) (form []string, ok bool) {
 			return nil, false
 		}
 		if strings.HasPrefix(a, "-") && a != "-" {
-			if f := flagOf(fs, a); f != nil && f.NoOptDefVal == "" && !strings.Contains(a, "=") {
+			f := flagOf(fs, a)
+			switch {
+			case f == nil:
+				return nil, false // a mistake before the command: "--" would not fix it
+			case f.NoOptDefVal == "" && !strings.Contains(a, "="):
 				i++ // its value
 			}
 			continue

@@ -422,3 +422,26 @@ func (c *serveSession) close(t *testing.T) outcome {
 	}
 	return outcome{}
 }
+
+// TestUsageMistakes: mistakes around the command name and "--" are named,
+// not guessed at.
+func TestUsageMistakes(t *testing.T) {
+	data := t.TempDir()
+	for _, tt := range []struct {
+		args []string
+		want string // stderr's start
+	}{
+		{[]string{"--log-level", "debug", "list"}, "mcp-hub: the command goes before its flags: mcp-hub list [flags]\nUsage: mcp-hub [command] [flags]\n"},
+		{[]string{"--log-level", "debug", "frobnicate"}, "mcp-hub: unknown command \"frobnicate\"\n"},
+		{[]string{"add", "--bogus", "mem", "npx", "-y"}, "mcp-hub add: unknown flag: --bogus\nUsage: mcp-hub add NAME [flags] -- COMMAND [ARGS...]\n"},
+		{[]string{"add", "--", "mem", "npx"}, "mcp-hub add: the command goes after \"--\": mcp-hub add NAME [flags] -- COMMAND [ARGS...]\n"},
+		{[]string{"list", "extra"}, "mcp-hub list: unexpected argument \"extra\"\nUsage: mcp-hub list [flags]\nRun 'mcp-hub list --help' for more.\n"},
+		{[]string{"add"}, "mcp-hub add: missing NAME\n"},
+		{[]string{"help", "add", "list"}, "mcp-hub help: unexpected argument \"list\"\n"},
+	} {
+		o := runLine(t, data, tt.args...)
+		if o.code != ExitConfig || o.stdout != "" || !strings.HasPrefix(o.stderr, tt.want) {
+			t.Errorf("mcp-hub %s: want exit 2 and stderr starting %q; got %s", strings.Join(tt.args, " "), tt.want, o)
+		}
+	}
+}

@@ -60,7 +60,10 @@ func Serve(ctx context.Context, e *Env) int {
 		return ExitOK
 	}
 	if fs.NArg() > 0 {
-		if e.Name == "" {
+		switch _, known := e.commands[fs.Arg(0)]; {
+		case e.Name == "" && known:
+			return e.usageError("the command goes before its flags: mcp-hub %s [flags]", fs.Arg(0))
+		case e.Name == "":
 			return e.unknownCommand(fs.Arg(0))
 		}
 		return e.argCountError(fs.Args(), 0)
