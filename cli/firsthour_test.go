@@ -115,7 +115,7 @@ func TestConfigInEffect(t *testing.T) {
 	// Before any hub ran: the file's server is listed, the file named.
 	o := s.run(t, List, "list")
 	if o.code != ExitOK || !strings.HasPrefix(o.stdout, "Config file: "+s.config+"\n") ||
-		!regexp.MustCompile(`(?m)^memory +stdio +config +approved +true +shared +run: `).MatchString(o.stdout) {
+		!regexp.MustCompile(`(?m)^memory +stdio +config +approved +true +shared +- +run: `).MatchString(o.stdout) {
 		t.Errorf("list with the config file: %s", o)
 	}
 	for _, tt := range []struct {
@@ -142,11 +142,11 @@ func TestConfigInEffect(t *testing.T) {
 	stale := `stale: no config file is in effect (` + def + ` does not exist); a hub started with another config file registered it. A hub started with this config forgets it; mcp-hub remove memory forgets it now`
 	o = none.run(t, List, "list")
 	if o.code != ExitOK || !strings.HasPrefix(o.stdout, "Config file: none ("+def+" does not exist)\n") ||
-		!regexp.MustCompile(`(?m)^memory +stdio +config +stale +- +- +nothing: `+regexp.QuoteMeta(stale)+`$`).MatchString(o.stdout) {
+		!regexp.MustCompile(`(?m)^memory +stdio +config +stale +- +- +- +nothing: `+regexp.QuoteMeta(stale)+`$`).MatchString(o.stdout) {
 		t.Errorf("list without the config file: %s", o)
 	}
 	o = none.run(t, Status, "status")
-	if o.code != ExitOK || !regexp.MustCompile(`(?m)^memory +STALE +- +- +not defined by the config file in effect \(mcp-hub list says more\) +-$`).MatchString(o.stdout) {
+	if o.code != ExitOK || !regexp.MustCompile(`(?m)^memory +STALE +- +- +- +not defined by the config file in effect \(mcp-hub list says more\) +-$`).MatchString(o.stdout) {
 		t.Errorf("status without the config file: %s", o)
 	}
 	o = none.run(t, Doctor, "doctor")
