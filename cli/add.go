@@ -12,12 +12,23 @@ import (
 	"github.com/spf13/pflag"
 )
 
+const addUse = `NAME [flags] -- COMMAND [ARGS...]
+       mcp-hub add NAME [flags] --url URL
+
+Registers an upstream, approved: a person typed the command. Everything
+after "--" is the upstream's command line, run without a shell; flags
+before it are mcp-hub's. A command that is not on PATH is registered with
+a warning; a package runner given no package (npx, uvx, … with no
+package) is refused.`
+
 // Add registers an upstream, approved: a person typed the command.
 func Add(ctx context.Context, e *Env) int {
 	var url, cwd, desc, transport, scope *string
 	var env, headers *[]string
 	var disabled, noAuto *bool
+	var flags *pflag.FlagSet
 	define := func(fs *pflag.FlagSet) {
+		flags = fs
 		url = fs.String("url", "", "the endpoint of an SSE or streamable HTTP server")
 		cwd = fs.String("cwd", "", "working directory of a stdio server")
 		desc = fs.String("description", "", "free text")
@@ -28,11 +39,22 @@ func Add(ctx context.Context, e *Env) int {
 		noAuto = fs.Bool("no-auto-connect", false, "do not connect when the hub starts (connect on first use)")
 		scope = fs.String("scope", string(upstream.DefaultScope), scopeUsage)
 	}
-	use := "NAME [flags] -- COMMAND [ARGS...]\n       mcp-hub add NAME [flags] --url URL"
-	return withStore(ctx, e, use, 1, -1, define, func(st *persist.Store, _ *config.Config, args []string) int {
+	e.afterDash = true
+	return withStore(ctx, e, addUse, 1, -1, define, func(st *persist.Store, cfg *config.Config, args []string) int {
+		if len(args) > 1 && flags.ArgsLenAtDash() != 1 {
+			if form, ok := dashForm(flags, e.Args); ok {
+				fmt.Fprintf(e.Stderr, "mcp-hub add: unexpected argument %q\n%s", args[1], e.forgotDash(form))
+				return ExitConfig
+			}
+			return e.usageError("the command goes after \"--\": mcp-hub add NAME [flags] -- COMMAND [ARGS...]")
+		}
 		spec := upstream.Spec{Name: args[0], URL: *url, Cwd: *cwd, Description: *desc, Transport: upstream.Transport(*transport), Scope: upstream.Scope(*scope)}
 		if len(args) > 1 {
 			spec.Command, spec.Args = args[1], args[2:]
+		}
+		if _, ok := configServer(cfg, spec.Name); ok {
+			fmt.Fprintln(e.Stderr, inConfigFile(cfg, "add", spec.Name)+", or pick another name")
+			return ExitFail
 		}
 		var err error
 		if spec.Env, err = keyValues(*env, "--env"); err == nil {
@@ -45,11 +67,23 @@ func Add(ctx context.Context, e *Env) int {
 			fmt.Fprintln(e.Stderr, "mcp-hub add:", err)
 			return ExitConfig
 		}
+		// Known before anything runs: a package runner given no package
+		// can never serve MCP; a command not on PATH may be installed
+		// later (or be on the PATH of the client that starts the hub).
+		hint := upstream.CommandHint(spec)
+		if hint != "" && upstream.NoPackage(spec) {
+			fmt.Fprintf(e.Stderr, "mcp-hub add: %s\n", hint)
+			return ExitConfig
+		}
 		// A person at a terminal typed the command: that is the approval.
 		reg := upstream.Registration{Spec: spec, Enabled: !*disabled, AutoConnect: !*noAuto, Source: upstream.SourceCLI}
 		reg.Approve()
 		if _, err := st.Create(ctx, reg); err != nil {
 			if errors.Is(err, upstream.ErrExists) {
+				if old, gerr := st.Get(ctx, spec.Name); gerr == nil && old.Source == upstream.SourceConfig {
+					fmt.Fprintf(e.Stderr, "mcp-hub add: an upstream named %q is registered: %s\n", spec.Name, staleText(cfg, spec.Name))
+					return ExitFail
+				}
 				fmt.Fprintf(e.Stderr, "mcp-hub add: an upstream named %q is already registered (mcp-hub remove %s first)\n", spec.Name, spec.Name)
 				return ExitFail
 			}
@@ -58,6 +92,9 @@ func Add(ctx context.Context, e *Env) int {
 		}
 		audit(ctx, st, "add", spec.Name, map[string]any{"launch": spec.RedactedLaunch()})
 		fmt.Fprintf(e.Stdout, "Added %q (approved). It will:\n\n%s\n\nA running hub picks it up within seconds.\n", spec.Name, indent(spec.Review()))
+		if hint != "" {
+			fmt.Fprintf(e.Stderr, "mcp-hub add: warning: %s\n", hint)
+		}
 		return ExitOK
 	})
 }

@@ -66,6 +66,11 @@ type Env struct {
 
 	// commands is the tree Run found the command in (for the usage text).
 	commands Commands
+	// use is the command's usage text (after its name), set by flags.
+	use string
+	// afterDash is set by commands that take a command line after "--"
+	// (add): a flag error then asks whether "--" was forgotten.
+	afterDash bool
 }
 
 // Command is one mcp-hub subcommand.
@@ -82,16 +87,20 @@ type Commands map[string]Command
 const DefaultCommand = "serve"
 
 // Run runs the command the command line e.Args names (e.Name is ignored)
-// and returns the exit code.
+// and returns the exit code. "help" shows the usage of mcp-hub, "help CMD"
+// that of a command, on stdout.
 func Run(ctx context.Context, cmds Commands, e Env) int {
 	e.commands = cmds
 	args := e.Args
+	if len(args) > 0 && args[0] == helpCommand {
+		if _, ok := cmds[helpCommand]; !ok {
+			return runHelp(ctx, cmds, e, args[1:])
+		}
+	}
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		c, ok := cmds[args[0]]
 		if !ok {
-			fmt.Fprintf(e.Stderr, "mcp-hub: unknown command %q\n\n", args[0])
-			e.usage(e.Stderr)
-			return ExitConfig
+			return e.unknownCommand(args[0])
 		}
 		e.Name, e.Args = args[0], args[1:]
 		return c.Run(ctx, &e)
@@ -105,12 +114,44 @@ func Run(ctx context.Context, cmds Commands, e Env) int {
 	return c.Run(ctx, &e)
 }
 
+// helpCommand shows help; it is not in the command tree.
+const helpCommand = "help"
+
+// runHelp runs mcp-hub help [CMD]: the usage of mcp-hub, or CMD --help.
+func runHelp(ctx context.Context, cmds Commands, e Env, args []string) int {
+	switch {
+	case len(args) == 0:
+		e.usage(e.Stdout)
+		return ExitOK
+	case len(args) > 1:
+		fmt.Fprintf(e.Stderr, "mcp-hub help: unexpected argument %q\nUsage: mcp-hub help [COMMAND]\n", args[1])
+		return ExitConfig
+	}
+	c, ok := cmds[args[0]]
+	if !ok {
+		return e.unknownCommand(args[0])
+	}
+	e.Name, e.Args = args[0], []string{"--help"}
+	return c.Run(ctx, &e)
+}
+
+// unknownCommand reports a command the tree does not have.
+func (e *Env) unknownCommand(name string) int {
+	fmt.Fprintf(e.Stderr, "mcp-hub: unknown command %q\n\n", name)
+	e.usage(e.Stderr)
+	return ExitConfig
+}
+
 func (e *Env) usage(w io.Writer) {
 	fmt.Fprintf(w, "Usage: mcp-hub [command] [flags]\n\nWith no command, mcp-hub serves MCP over stdio in front of its upstream MCP servers.\n\nCommands:\n")
-	for _, n := range slices.Sorted(maps.Keys(e.commands)) {
-		fmt.Fprintf(w, "  %-8s %s\n", n, e.commands[n].Summary)
+	summaries := map[string]string{helpCommand: "show this help, or a command's: help COMMAND"}
+	for n, c := range e.commands {
+		summaries[n] = c.Summary
 	}
-	fmt.Fprintf(w, "\nRun mcp-hub COMMAND --help for a command's flags.\n")
+	for _, n := range slices.Sorted(maps.Keys(summaries)) {
+		fmt.Fprintf(w, "  %-8s %s\n", n, summaries[n])
+	}
+	fmt.Fprintf(w, "\nRun mcp-hub COMMAND --help (or mcp-hub help COMMAND) for a command's flags.\n")
 }
 
 // now returns the time by the command's clock.
@@ -121,29 +162,63 @@ func (e *Env) now() time.Time {
 	return time.Now()
 }
 
-// flags returns a flag set with the config flags every command accepts.
-func (e *Env) flags(use string) *pflag.FlagSet {
-	name := "mcp-hub"
-	if e.Name != "" {
-		name += " " + e.Name
+// cmdName is the command as typed: "mcp-hub add", or "mcp-hub" for the
+// default command.
+func (e *Env) cmdName() string {
+	if e.Name == "" {
+		return "mcp-hub"
 	}
-	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(e.Stderr)
+	return "mcp-hub " + e.Name
+}
+
+// flags returns a flag set with the config flags every command accepts.
+// Its Usage, what --help shows, writes use and the flags to stdout; a
+// usage error goes to stderr through usageError.
+func (e *Env) flags(use string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(e.cmdName(), pflag.ContinueOnError)
+	fs.SetOutput(e.Stderr) // unused: ContinueOnError prints nothing
 	config.AddFlags(fs)
+	e.use = use
 	fs.Usage = func() {
-		fmt.Fprintf(e.Stderr, "Usage: %s %s\n\nFlags:\n%s", name, use, fs.FlagUsages())
+		fmt.Fprintf(e.Stdout, "Usage: %s %s\n\nFlags:\n%s", e.cmdName(), use, fs.FlagUsages())
 	}
 	return fs
 }
 
-// parse parses the command's flags and loads the configuration. ok is false
-// when the command should exit with code.
-func (e *Env) parse(fs *pflag.FlagSet) (cfg *config.Config, code int, ok bool) {
-	if err := fs.Parse(e.Args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return nil, ExitOK, false
+// usageError reports a mistake on the command line to stderr, with the
+// command's synopsis, and returns ExitConfig.
+func (e *Env) usageError(format string, args ...any) int {
+	fmt.Fprintf(e.Stderr, "%s: %s\n", e.cmdName(), fmt.Sprintf(format, args...))
+	synopsis, _, _ := strings.Cut(e.use, "\n\n")
+	fmt.Fprintf(e.Stderr, "Usage: %s %s\nRun '%s --help' for more.\n", e.cmdName(), synopsis, e.cmdName())
+	return ExitConfig
+}
+
+// argCountError reports too few or too many arguments: the first missing
+// one by its name in the synopsis (NAME, FILE), or the first extra one.
+func (e *Env) argCountError(args []string, minArgs int) int {
+	if len(args) >= minArgs {
+		return e.usageError("unexpected argument %q", args[max(minArgs, 0)])
+	}
+	synopsis, _, _ := strings.Cut(e.use, "\n")
+	var names []string
+	for _, w := range strings.Fields(synopsis) {
+		if w == strings.ToUpper(w) && strings.Trim(w, "[]-.") == w {
+			names = append(names, w)
 		}
-		return nil, ExitConfig, false
+	}
+	if len(args) < len(names) {
+		return e.usageError("missing %s", names[len(args)])
+	}
+	return e.usageError("missing an argument")
+}
+
+// parse parses the command's flags and loads the configuration. ok is false
+// when the command should exit with code: --help was shown, or the flags or
+// the config file are wrong (said on stderr).
+func (e *Env) parse(fs *pflag.FlagSet) (cfg *config.Config, code int, ok bool) {
+	if code, ok := e.parseFlags(fs); !ok {
+		return nil, code, false
 	}
 	cfg, err := loadConfig(fs, e.Environ)
 	if err != nil {
@@ -151,6 +226,25 @@ func (e *Env) parse(fs *pflag.FlagSet) (cfg *config.Config, code int, ok bool) {
 		return nil, ExitConfig, false
 	}
 	return cfg, 0, true
+}
+
+// parseFlags parses e.Args. ok is false when the command should exit with
+// code: 0 after --help, ExitConfig after a flag error, which it reports.
+func (e *Env) parseFlags(fs *pflag.FlagSet) (code int, ok bool) {
+	err := fs.Parse(e.Args)
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.Is(err, pflag.ErrHelp):
+		return ExitOK, false
+	}
+	if e.afterDash {
+		if form, ok := dashForm(fs, e.Args); ok {
+			fmt.Fprintf(e.Stderr, "%s: %v\n%s", e.cmdName(), err, e.forgotDash(form))
+			return ExitConfig, false
+		}
+	}
+	return e.usageError("%v", err), false
 }
 
 // loadConfig loads the configuration as every command does: defaults, the

@@ -60,19 +60,19 @@ func TestRun(t *testing.T) {
 }
 
 // TestDefaultUsage: mcp-hub --help lists the commands of the tree the
-// default command was run from, then serve's flags.
+// default command was run from, then serve's flags, on stdout.
 func TestDefaultUsage(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	tree := Commands{DefaultCommand: {Summary: "serve MCP", Run: Serve}, "doctor": {Summary: "diagnose", Run: Doctor}}
 	if code := Run(context.Background(), tree, Env{Args: []string{"--help"}, Stdout: &stdout, Stderr: &stderr}); code != ExitOK {
 		t.Fatalf("--help: exit %d\n%s", code, stderr.String())
 	}
-	for _, w := range []string{"Usage: mcp-hub [command] [flags]", "\n  doctor   diagnose\n  serve    serve MCP\n", "\nFlags:\n", "--data-dir", "--http string"} {
-		if !strings.Contains(stderr.String(), w) {
-			t.Errorf("--help lacks %q:\n%s", w, stderr.String())
+	for _, w := range []string{"Usage: mcp-hub [command] [flags]", "\n  doctor   diagnose\n  help     show this help, or a command's: help COMMAND\n  serve    serve MCP\n", "\nFlags:\n", "--data-dir", "--http string"} {
+		if !strings.Contains(stdout.String(), w) {
+			t.Errorf("--help lacks %q:\n%s", w, stdout.String())
 		}
 	}
-	if stdout.String() != "" {
-		t.Errorf("--help wrote to stdout: %q", stdout.String())
+	if stderr.String() != "" {
+		t.Errorf("--help wrote to stderr: %q", stderr.String())
 	}
 }

@@ -41,7 +41,7 @@ func Doctor(ctx context.Context, e *Env) int {
 			return ExitFail
 		}
 		if len(targets) == 0 {
-			fmt.Fprintf(e.Stdout, "No upstreams: %s defines none and none are registered in %s.\n", fileOr(cfg.File), st.Path())
+			fmt.Fprintf(e.Stdout, "No upstreams: %s and none are registered in %s.\n", noneInConfig(cfg), st.Path())
 			return ExitOK
 		}
 		start := e.now()
@@ -54,12 +54,23 @@ func Doctor(ctx context.Context, e *Env) int {
 		for _, r := range p.Results {
 			rows = append(rows, probe.Diagnose(r, p, cfg))
 		}
-		fmt.Fprintf(e.Stdout, "Checked %d upstream(s) from %s and %s in %s.\n\n", len(rows), fileOr(cfg.File), st.Path(), e.now().Sub(start).Round(10*time.Millisecond))
+		fmt.Fprintf(e.Stdout, "Checked %d upstream(s) from %s and %s in %s.\n\n", len(rows), configOrNone(cfg), st.Path(), e.now().Sub(start).Round(10*time.Millisecond))
 		if printDoctor(e.Stdout, rows) {
 			return ExitFail
 		}
 		return ExitOK
 	})
+}
+
+// configOrNone names the config file in effect, or says there is none.
+func configOrNone(cfg *config.Config) string {
+	switch {
+	case cfg.File != "":
+		return cfg.File
+	case cfg.WhyNone() != "":
+		return "no config file (" + cfg.WhyNone() + ")"
+	}
+	return "no config file"
 }
 
 // printDoctor writes the table and the details, and reports whether an

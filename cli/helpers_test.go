@@ -67,7 +67,7 @@ func newSetup(t *testing.T, cfg string) *setup {
 }
 
 // run runs the command f as mcp-hub NAME ARGS... in-process, with the
-// setup's config file (--config) and data dir (named by MCP_HUB_DATA_DIR in
+// setup's config file (--config; none when it is "") and data dir (named by MCP_HUB_DATA_DIR in
 // the command's environment, which is all the environment it gets).
 func (s *setup) run(t *testing.T, f func(context.Context, *Env) int, name string, args ...string) outcome {
 	t.Helper()
@@ -78,9 +78,12 @@ func (s *setup) run(t *testing.T, f func(context.Context, *Env) int, name string
 	// Files, which any goroutine of the command may write at once.
 	dir := t.TempDir()
 	stdout, stderr := createFile(t, dir, "stdout"), createFile(t, dir, "stderr")
+	if s.config != "" {
+		args = append([]string{"--config", s.config}, args...)
+	}
 	e := &Env{
 		Name:    name,
-		Args:    append([]string{"--config", s.config}, args...),
+		Args:    args,
 		Environ: []string{"MCP_HUB_DATA_DIR=" + s.data},
 		Stdin:   stdin,
 		Stdout:  tee(stdout, s.stdout),

@@ -63,8 +63,7 @@ func Import(ctx context.Context, e *Env) int {
 		return code
 	}
 	if fs.NArg() != 1 {
-		fs.Usage()
-		return ExitConfig
+		return e.argCountError(fs.Args(), 1)
 	}
 	cc, err := clientconfig.Read(fs.Arg(0))
 	if err != nil {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/mcp-hub/mcp-hub/config"
@@ -10,16 +11,17 @@ import (
 	"github.com/mcp-hub/mcp-hub/probe"
 )
 
-// List lists the registered upstreams (and the broken stored rows).
+// List lists the upstreams of the config in effect and the store (and the
+// broken stored rows).
 func List(ctx context.Context, e *Env) int {
-	return withStore(ctx, e, "[flags]", 0, 0, nil, func(st *persist.Store, _ *config.Config, _ []string) int {
-		regs, broken, err := registrations(ctx, st)
+	return withStore(ctx, e, "[flags]", 0, 0, nil, func(st *persist.Store, cfg *config.Config, _ []string) int {
+		ents, broken, err := entries(ctx, st, cfg)
 		if err != nil {
 			fmt.Fprintln(e.Stderr, "mcp-hub:", err)
 			return ExitFail
 		}
-		if len(regs)+len(broken) == 0 {
-			fmt.Fprintln(e.Stdout, "No upstreams are registered. Add one with: mcp-hub add NAME -- COMMAND [ARGS...]")
+		if len(ents)+len(broken) == 0 {
+			fmt.Fprintf(e.Stdout, "No upstreams: %s and none are registered in %s.\nAdd one with: mcp-hub add NAME -- COMMAND [ARGS...]\n", noneInConfig(cfg), st.Path())
 			return ExitOK
 		}
 		tokens, err := st.Tokens(ctx)
@@ -27,12 +29,17 @@ func List(ctx context.Context, e *Env) int {
 			fmt.Fprintln(e.Stderr, "mcp-hub:", err)
 			return ExitFail
 		}
+		printSources(e.Stdout, cfg, st)
 		lines := map[string]string{}
-		for _, r := range regs {
-			approval := r.ApprovalState()
-			launch := strings.ReplaceAll(r.Spec.RedactedLaunch().String(), "\n", "; ")
-			login := loginWords(tokens, r.Spec.Name, "")
-			lines[r.Spec.Name] = fmt.Sprintf("%s\t%s\t%s\t%s\t%v\t%s\t%s\t%s\n", r.Spec.Name, r.Spec.InferTransport(), r.Source, approval, r.Enabled, r.Spec.Scope, login, launch)
+		for name, en := range ents {
+			approval, enabled, scope := en.ApprovalState(), fmt.Sprint(en.Enabled), en.Spec.Scope.String()
+			launch := strings.ReplaceAll(en.Spec.RedactedLaunch().String(), "\n", "; ")
+			login := loginWords(tokens, name, "")
+			if en.Stale {
+				approval, enabled, scope, login = probe.StalePrefix, "-", "-", "-"
+				launch = "nothing: " + staleText(cfg, name)
+			}
+			lines[name] = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, en.Spec.InferTransport(), en.Source, approval, enabled, scope, login, launch)
 		}
 		for _, b := range broken {
 			lines[b.Name] = fmt.Sprintf("%s\tunknown\t%s\tFAILED\t-\t-\t-\tnothing: %s; %s\n", b.Name, b.Source, strings.ReplaceAll(probe.BrokenWhy(b), "\n", " "), probe.BrokenFix(b.Name))
@@ -41,4 +48,21 @@ func List(ctx context.Context, e *Env) int {
 		printToolChanges(ctx, e, st)
 		return ExitOK
 	})
+}
+
+// noneInConfig says that the config in effect defines no upstream.
+func noneInConfig(cfg *config.Config) string {
+	switch {
+	case cfg.File != "":
+		return cfg.File + " defines none"
+	case cfg.WhyNone() != "":
+		return "no config file is in effect (" + cfg.WhyNone() + ")"
+	}
+	return "no config file is in effect"
+}
+
+// printSources says where the upstreams shown come from: the config file
+// in effect (or why there is none) and the store.
+func printSources(w io.Writer, cfg *config.Config, st *persist.Store) {
+	fmt.Fprintf(w, "Config file: %s\nStore: %s\n\n", cfg.InEffect(), st.Path())
 }

@@ -13,13 +13,17 @@ import (
 func Reject(ctx context.Context, e *Env) int {
 	return withStore(ctx, e, "NAME [flags]", 1, 1, nil, func(st *persist.Store, cfg *config.Config, args []string) int {
 		name := args[0]
+		if _, ok := configServer(cfg, name); ok {
+			fmt.Fprintln(e.Stderr, inConfigFile(cfg, "reject", name))
+			return ExitFail
+		}
 		r, err := st.Get(ctx, name)
 		if err != nil {
 			lookupFailed(e.Stderr, "reject", name, err)
 			return ExitFail
 		}
 		if r.Source == upstream.SourceConfig {
-			fmt.Fprintf(e.Stderr, "mcp-hub reject: %q is defined in %s; edit it there\n", name, fileOr(cfg.File))
+			fmt.Fprintf(e.Stderr, "mcp-hub reject: %q is %s\n", name, staleText(cfg, name))
 			return ExitFail
 		}
 		if _, err := st.Update(ctx, name, func(cur *upstream.Registration) error {

@@ -24,7 +24,6 @@ import (
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/sweep"
 	"github.com/mcp-hub/mcp-hub/upstream"
-	"github.com/spf13/pflag"
 )
 
 // shutdownLimit bounds shutdown: every upstream is stopped (in parallel)
@@ -47,24 +46,27 @@ func Serve(ctx context.Context, e *Env) int {
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file (for development)")
 	_ = fs.MarkHidden("cpuprofile")
 	if e.Name == "" {
+		e.use = "[command] [flags]"
 		fs.Usage = func() {
-			e.usage(e.Stderr)
-			fmt.Fprintf(e.Stderr, "\nFlags:\n%s", fs.FlagUsages())
+			e.usage(e.Stdout)
+			fmt.Fprintf(e.Stdout, "\nFlags:\n%s", fs.FlagUsages())
 		}
 	}
-	if err := fs.Parse(e.Args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return ExitOK
-		}
-		return ExitConfig
+	if code, ok := e.parseFlags(fs); !ok {
+		return code
 	}
 	if *showVersion {
 		printVersion(e.Stdout, e.Build)
 		return ExitOK
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(e.Stderr, "mcp-hub: unexpected argument %q (run mcp-hub --help)\n", fs.Arg(0))
-		return ExitConfig
+		switch _, known := e.commands[fs.Arg(0)]; {
+		case e.Name == "" && known:
+			return e.usageError("the command goes before its flags: mcp-hub %s [flags]", fs.Arg(0))
+		case e.Name == "":
+			return e.unknownCommand(fs.Arg(0))
+		}
+		return e.argCountError(fs.Args(), 0)
 	}
 	cfg, err := loadConfig(fs, e.Environ)
 	if err != nil {
@@ -72,6 +74,9 @@ func Serve(ctx context.Context, e *Env) int {
 		return ExitConfig
 	}
 	logger := newLogger(e.Stderr, cfg)
+	if cfg.Misplaced != "" {
+		logger.Warn("config file not read: mcp-hub reads <user config dir>/mcp-hub/hub.yaml", "file", cfg.Misplaced, "move_to", cfg.Missing)
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err == nil {
@@ -154,7 +159,10 @@ func Serve(ctx context.Context, e *Env) int {
 	}
 	var serveErr error
 	if serveStdio {
-		logger.Info("mcp-hub serving on stdio", "config", cfg.File, "store", st.Path(), "version", e.Build.version())
+		logger.Info("mcp-hub serving on stdio", "config", cfg.InEffect(), "store", st.Path(), "version", e.Build.version())
+		if isTerminal(e.Stdin) {
+			fmt.Fprint(e.Stderr, terminalHint)
+		}
 		for _, s := range []any{e.Stdin, e.Stdout} {
 			if f, ok := s.(*os.File); ok {
 				framing.GrowPipe(f)
@@ -188,6 +196,20 @@ func Serve(ctx context.Context, e *Env) int {
 	}
 	return ExitOK
 }
+
+// terminalHint is what serve says on stderr when a person started it in a
+// terminal: stdout stays the MCP channel, stdin is where a client writes.
+const terminalHint = `
+mcp-hub is an MCP server: it now waits for an MCP client to write JSON-RPC
+on its stdin, this terminal. Clients (Claude Desktop, Claude Code, Cursor,
+VS Code) start it themselves; press Ctrl-C to stop this one.
+To try it from a terminal:
+  mcp-hub doctor                         start every server once and say what fails
+  mcp-hub tools                          the merged tool catalog a client sees
+  mcp-hub serve --http 127.0.0.1:7411    serve over HTTP, for clients that connect by URL
+  mcp-hub help                           every command
+
+`
 
 // closeWithin closes the hub, giving up after limit. Close stops the
 // upstreams gracefully; killMargin before the limit every process of every

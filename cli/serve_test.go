@@ -133,7 +133,7 @@ func TestServeFlags(t *testing.T) {
 			t.Errorf("--version lacks %s:\n%s", re, stdout.String())
 		}
 	}
-	if o := s.run(t, Serve, "serve", "extra"); o.code != ExitConfig || o.stderr != "mcp-hub: unexpected argument \"extra\" (run mcp-hub --help)\n" {
+	if o := s.run(t, Serve, "serve", "extra"); o.code != ExitConfig || o.stderr != "mcp-hub serve: unexpected argument \"extra\"\nUsage: mcp-hub serve [flags]\nRun 'mcp-hub serve --help' for more.\n" {
 		t.Errorf("serve extra: %s", o)
 	}
 	if o := s.run(t, Serve, "", "--http", "192.0.2.1:7411"); o.code != ExitConfig || !strings.Contains(o.stderr, `http.listen "192.0.2.1:7411" is not a loopback address`) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -16,8 +17,8 @@ import (
 
 // Status shows each upstream's state as the running hub last reported it.
 func Status(ctx context.Context, e *Env) int {
-	return withStore(ctx, e, "[flags]", 0, 0, nil, func(st *persist.Store, _ *config.Config, _ []string) int {
-		regs, broken, err := registrations(ctx, st)
+	return withStore(ctx, e, "[flags]", 0, 0, nil, func(st *persist.Store, cfg *config.Config, _ []string) int {
+		ents, broken, err := entries(ctx, st, cfg)
 		if err != nil {
 			fmt.Fprintln(e.Stderr, "mcp-hub:", err)
 			return ExitFail
@@ -32,11 +33,19 @@ func Status(ctx context.Context, e *Env) int {
 			fmt.Fprintln(e.Stderr, "mcp-hub:", err)
 			return ExitFail
 		}
+		printSources(e.Stdout, cfg, st)
 		lines := map[string]string{}
 		for _, b := range broken {
 			lines[b.Name] = fmt.Sprintf("%s\t%s\t-\t-\t-\t%s\t-\n", b.Name, upstream.StateFailed, oneLine(probe.BrokenWhy(b)))
 		}
-		for _, r := range regs {
+		for _, en := range ents {
+			r := en.Registration
+			if en.Stale {
+				// Whatever a hub last reported, a hub started with this
+				// config does not run it.
+				lines[r.Spec.Name] = fmt.Sprintf("%s\t%s\t-\t-\t-\t%s\t-\n", r.Spec.Name, strings.ToUpper(probe.StalePrefix), "not defined by the config file in effect (mcp-hub list says more)")
+				continue
+			}
 			state, tools, lastErr, reported := "-", "-", "", "never (no hub has run it)"
 			if s, ok := stats[r.Spec.Name]; ok {
 				state, tools, lastErr = string(s.State), fmt.Sprint(s.Tools), s.LastError

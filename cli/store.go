@@ -27,8 +27,10 @@ func withStore(ctx context.Context, e *Env, use string, minArgs, maxArgs int, de
 	}
 	args := fs.Args()
 	if len(args) < minArgs || (maxArgs >= 0 && len(args) > maxArgs) {
-		fs.Usage()
-		return ExitConfig
+		if len(args) > maxArgs && maxArgs >= 0 {
+			return e.argCountError(args, maxArgs)
+		}
+		return e.argCountError(args, minArgs)
 	}
 	st, err := hubstore.Open(ctx, cfg.DataDir)
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 // TestAddListRemove runs add, list and remove in-process on one data dir.
 func TestAddListRemove(t *testing.T) {
 	s := newSetup(t, "")
-	if o := s.run(t, List, "list"); o.code != ExitOK || !strings.Contains(o.stdout, "No upstreams are registered") {
+	if o := s.run(t, List, "list"); o.code != ExitOK || !strings.HasPrefix(o.stdout, "No upstreams: "+s.config+" defines none and none are registered in ") {
 		t.Fatalf("list of an empty store: %s", o)
 	}
 	o := s.run(t, Add, "add", "notes", "--env", "TOKEN=sk-typed-secret-value", "--", fixtureBin, "-only", "echo")
@@ -48,7 +48,7 @@ func TestAddListRemove(t *testing.T) {
 		{"add bad env", Add, []string{"add", "x", "--env", "NOVALUE", "--", "cmd"}, ExitConfig, `mcp-hub add: --env "NOVALUE": want KEY=VALUE`},
 		{"add no name", Add, []string{"add"}, ExitConfig, "Usage: mcp-hub add NAME [flags] -- COMMAND [ARGS...]"},
 		{"list extra argument", List, []string{"list", "extra"}, ExitConfig, "Usage: mcp-hub list [flags]"},
-		{"list bad flag", List, []string{"list", "--nope"}, ExitConfig, ""}, // nothing says why (as on the binary)
+		{"list bad flag", List, []string{"list", "--nope"}, ExitConfig, "mcp-hub list: unknown flag: --nope"},
 		{"remove unknown", Remove, []string{"remove", "nobody"}, ExitFail, `mcp-hub remove: no upstream named "nobody" is registered`},
 		{"remove two", Remove, []string{"remove", "a", "b"}, ExitConfig, "Usage: mcp-hub remove NAME [flags]"},
 	} {
@@ -137,10 +137,10 @@ func TestApproveReject(t *testing.T) {
 	if _, err := s.store(t).Create(context.Background(), reg); err != nil {
 		t.Fatal(err)
 	}
-	if o := s.run(t, Reject, "reject", "filed"); o.code != ExitFail || !strings.Contains(o.stderr, `mcp-hub reject: "filed" is defined in `+s.config+"; edit it there") {
+	if o := s.run(t, Reject, "reject", "filed"); o.code != ExitFail || !strings.Contains(o.stderr, `mcp-hub reject: "filed" is defined in `+s.config+" (the config file in effect); edit it there") {
 		t.Errorf("reject of a config upstream: %s", o)
 	}
-	if o := s.run(t, Remove, "remove", "filed"); o.code != ExitFail || !strings.Contains(o.stderr, `mcp-hub remove: "filed" is defined in `+s.config+"; edit it there") {
+	if o := s.run(t, Remove, "remove", "filed"); o.code != ExitFail || !strings.Contains(o.stderr, `mcp-hub remove: "filed" is defined in `+s.config+" (the config file in effect); edit it there") {
 		t.Errorf("remove of a config upstream: %s", o)
 	}
 }

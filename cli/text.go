@@ -11,15 +11,6 @@ import (
 
 // Texts the commands share.
 
-// fileOr names the config file f, or says "the config file" when there is
-// none.
-func fileOr(f string) string {
-	if f == "" {
-		return "the config file"
-	}
-	return f
-}
-
 // indent indents every line of s but the empty ones by four spaces.
 func indent(s string) string {
 	lines := strings.Split(s, "\n")

@@ -212,6 +212,12 @@ func syntaxError(path string, b []byte, herr error) error {
 	return &SyntaxError{File: path, Line: line, Column: col, Err: errors.New(sub[3])}
 }
 
+// JSONError locates err, the error encoding/json returned for the content
+// b of the file path, in b: a syntax error becomes a [*SyntaxError] with
+// the line and column where the parser gave up; other errors are returned
+// wrapped with path. The hub's own JSON config files are reported with it.
+func JSONError(path string, b []byte, err error) error { return jsonError(path, b, err) }
+
 // jsonError locates an encoding/json error in b.
 func jsonError(path string, b []byte, err error) error {
 	var se *json.SyntaxError

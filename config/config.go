@@ -32,6 +32,10 @@ import (
 type Config struct {
 	// File is the config file read, "" when none.
 	File string `koanf:"-"`
+	// Missing is the default config file when none was named and it does
+	// not exist ("" otherwise); Misplaced is then a file of its name one
+	// directory up (<user config dir>/hub.yaml), which is not read.
+	Missing, Misplaced string `koanf:"-"`
 
 	LogLevel  string `koanf:"logLevel" flag:"log-level" default:"info" enum:"debug,info,warn,error" doc:"log level"`
 	LogFormat string `koanf:"logFormat" flag:"log-format" default:"text" enum:"text,json" doc:"log format on stderr"`
@@ -135,6 +139,31 @@ type HTTP struct {
 // Env is the env section.
 type Env struct {
 	InheritEnv []string `koanf:"inherit" default:"[]" doc:"extra variables stdio upstreams inherit from the hub (besides PATH, HOME, USER, LANG, LC_*, TMPDIR, …)"`
+}
+
+// InEffect names the config file in effect for people: its path, or
+// "none" and why (see [Config.WhyNone]).
+func (c *Config) InEffect() string {
+	switch {
+	case c.File != "":
+		return c.File
+	case c.WhyNone() != "":
+		return "none (" + c.WhyNone() + ")"
+	}
+	return "none"
+}
+
+// WhyNone says why no config file is in effect: the default file does not
+// exist, and a file of its name in the wrong directory is not read. It is
+// "" when a file is in effect, or when no default file was looked for.
+func (c *Config) WhyNone() string {
+	switch {
+	case c.File != "" || c.Missing == "":
+		return ""
+	case c.Misplaced != "":
+		return fmt.Sprintf("%s does not exist; %s is not read: move it to %s", c.Missing, c.Misplaced, c.Missing)
+	}
+	return c.Missing + " does not exist"
 }
 
 // Source is a value that may say where it comes from: "${VAR}" (the hub's

@@ -31,15 +31,37 @@ var foreignTopLevel = []string{"globalShortcut", "preferences", "inputs", "isUsi
 var separatorRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,8}$`)
 
 // decode validates the merged raw map and decodes it over the defaults.
+// Client configs spell the upstream map "servers" (VS Code) too; errors
+// then name the keys as the file spells them.
 func decode(file string, raw map[string]any) (*Config, error) {
-	// Client configs spell the upstream map "servers" (VS Code) too.
-	if s, ok := raw["servers"]; ok {
-		if _, dup := raw["mcpServers"]; dup {
-			return nil, &Error{File: file, Key: "servers", Msg: "use either mcpServers or servers, not both"}
-		}
-		raw["mcpServers"] = s
-		delete(raw, "servers")
+	s, ok := raw["servers"]
+	if !ok {
+		return decodeDoc(file, raw)
 	}
+	if _, dup := raw["mcpServers"]; dup {
+		return nil, &Error{File: file, Key: "servers", Msg: "use either mcpServers or servers, not both"}
+	}
+	raw["mcpServers"] = s
+	delete(raw, "servers")
+	c, err := decodeDoc(file, raw)
+	var ce *Error
+	if errors.As(err, &ce) {
+		ce.Key = respell(ce.Key)
+		ce.Msg = strings.ReplaceAll(ce.Msg, `"mcpServers.`, `"servers.`)
+	}
+	return c, err
+}
+
+// respell spells a key under mcpServers as under servers.
+func respell(key string) string {
+	if rest, ok := strings.CutPrefix(key, "mcpServers"); ok && (rest == "" || rest[0] == '.') {
+		return "servers" + rest
+	}
+	return key
+}
+
+// decodeDoc decodes a document whose upstreams are under mcpServers.
+func decodeDoc(file string, raw map[string]any) (*Config, error) {
 	for _, k := range foreignTopLevel {
 		delete(raw, k)
 	}

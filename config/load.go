@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/knadh/koanf/parsers/json"
 	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/env/v2"
 	"github.com/knadh/koanf/providers/file"
@@ -48,12 +47,12 @@ func Load(src Sources) (*Config, error) {
 	}
 
 	k := koanf.New(".")
-	cfgFile := ""
+	cfgFile, missing, misplaced := "", "", ""
 	if path != "" {
 		if _, err := os.Stat(path); err == nil {
 			var parser koanf.Parser = yaml.Parser()
 			if strings.EqualFold(filepath.Ext(path), ".json") {
-				parser = json.Parser()
+				parser = jsonParser{}
 			}
 			if err := k.Load(file.Provider(path), parser); err != nil {
 				return nil, &Error{File: path, Msg: describeParseError(err)}
@@ -61,6 +60,14 @@ func Load(src Sources) (*Config, error) {
 			cfgFile = path
 		} else if explicit || !errors.Is(err, fs.ErrNotExist) {
 			return nil, &Error{File: path, Msg: err.Error()}
+		} else {
+			missing = path
+			// <user config dir>/hub.yaml is a likely mistake for
+			// <user config dir>/mcp-hub/hub.yaml.
+			up := filepath.Join(filepath.Dir(filepath.Dir(path)), filepath.Base(path))
+			if fi, err := os.Stat(up); err == nil && !fi.IsDir() {
+				misplaced = up
+			}
 		}
 	}
 	envProvider := env.Provider(".", env.Opt{
@@ -97,7 +104,12 @@ func Load(src Sources) (*Config, error) {
 			return nil, &Error{Msg: "flags: " + err.Error()}
 		}
 	}
-	return decode(cfgFile, k.Raw())
+	cfg, err := decode(cfgFile, k.Raw())
+	if err != nil {
+		return nil, err
+	}
+	cfg.Missing, cfg.Misplaced = missing, misplaced
+	return cfg, nil
 }
 
 // AddFlags defines the flags every mcp-hub command accepts: --config and
@@ -105,7 +117,7 @@ func Load(src Sources) (*Config, error) {
 // and --http-allow-remote, which set keys too.
 func AddFlags(fs *pflag.FlagSet) {
 	fs.String("config", "", "config file (YAML or JSON; also $MCP_HUB_CONFIG; default <user config dir>/mcp-hub/hub.yaml)")
-	fs.String("data-dir", "", "data directory (also $MCP_HUB_DATA_DIR)")
+	fs.String("data-dir", "", "data directory, holding <data dir>/hub.db and <data dir>/http-token (also $MCP_HUB_DATA_DIR; default <user data dir>/mcp-hub)")
 	fs.String("log-level", "", "debug, info, warn or error (also $MCP_HUB_LOG_LEVEL)")
 	fs.String("log-format", "", "text or json (also $MCP_HUB_LOG_FORMAT)")
 	fs.String("catalog-policy", "", "merge or prefix (also $MCP_HUB_CATALOG__POLICY)")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/catalog"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
 	"github.com/mcp-hub/mcp-hub/upstream"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -71,7 +72,7 @@ func (s *session) unknownTool(m wire.Message, name string) {
 		s.reply(m.ID, toolResultError(msg))
 		return
 	}
-	s.replyError(m.ID, jsonrpc.CodeInvalidParams, fmt.Sprintf("unknown tool: %q", name), nil)
+	s.replyError(m.ID, jsonrpc.CodeInvalidParams, s.h.unknownToolText(name), nil)
 }
 
 // startCall forwards a tools/call for a catalog entry of an upstream.
@@ -168,6 +169,9 @@ func (s *session) finish(key, id []byte, up *upstream.Upstream, method, tool str
 		switch {
 		case errors.As(err, &nr):
 			msg = nr.Error()
+			if hs := up.Hints(); len(hs) > 0 {
+				msg = redact.Text(msg + "; hint: " + strings.Join(hs, "; ") + " (see mcp-hub doctor)")
+			}
 		case errors.Is(err, upstream.ErrTimeout):
 			msg = fmt.Sprintf("upstream %q did not answer %s %q: %v", up.Name(), method, tool, err)
 		default:

@@ -245,6 +245,10 @@ func (s *session) callUpstreamTool(m wire.Message) {
 		return
 	}
 	if !known {
+		if t := failureText(up); t != "" {
+			s.reply(m.ID, toolResultError("hub_call_tool: "+t))
+			return
+		}
 		s.reply(m.ID, toolResultError(fmt.Sprintf("hub_call_tool: MCP server %q has no tool %q (or the hub's filters hide it); hub_search_tools lists what there is", server, tool)))
 		return
 	}

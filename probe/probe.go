@@ -81,7 +81,7 @@ func Targets(ctx context.Context, cfg *config.Config, st Store) ([]Target, error
 		t := Target{Spec: r.Spec, Source: string(r.Source), Stored: true}
 		switch {
 		case r.Source == upstream.SourceConfig:
-			t.NotRun = "registered from a config file that no longer defines it (the next hub start forgets it)"
+			t.NotRun = StaleWhy(cfg, r.Spec.Name)
 		case r.Approval == upstream.ApprovalRejected:
 			t.NotRun = "rejected"
 		case r.Approval != upstream.ApprovalApproved:

@@ -61,7 +61,7 @@ func TestTargets(t *testing.T) {
 		{"pending", "admin", "not approved (pending): review it with mcp-hub approve pending"},
 		{"rejected", "admin", "rejected"},
 		{"shared", "config", ""},
-		{"stale", "config", "registered from a config file that no longer defines it (the next hub start forgets it)"},
+		{"stale", "config", "stale: /etc/hub.yaml, the config file in effect, does not define it; a hub started with another config file registered it. A hub started with this config forgets it; mcp-hub remove stale forgets it now"},
 	}
 	if diff := cmp.Diff(want, rows); diff != "" {
 		t.Errorf("Targets (-want +got):\n%s", diff)

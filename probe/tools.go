@@ -84,20 +84,41 @@ func serverOrHub(s string) string {
 	return s
 }
 
-// ShadowWhy explains a shadow report to a person.
+// ShadowWhy explains a shadow report to a person, in the words of the
+// item's kind: a tool or prompt has a name, a resource a URI, a resource
+// template a URI template.
 func ShadowWhy(s catalog.Shadow) string {
 	switch s.Reason {
 	case catalog.ReasonCollision:
 		if s.Winner == catalog.HubWinner {
-			return "the hub's own tool has this name"
+			return fmt.Sprintf("the hub's own %s has this %s", kindWord(s.Kind), keyWord(s.Kind))
 		}
-		return fmt.Sprintf("%s offers a tool of this name too and sorts first", s.Winner)
+		return fmt.Sprintf("%s offers a %s of this %s too and sorts first", s.Winner, kindWord(s.Kind), keyWord(s.Kind))
 	case catalog.ReasonDuplicate:
-		return "the upstream lists this name more than once; the first one is exposed"
+		return fmt.Sprintf("the upstream lists this %s more than once; the first one is exposed", keyWord(s.Kind))
 	case catalog.ReasonReserved:
 		return "names starting " + catalog.ReservedPrefix + " are reserved for the hub"
 	case catalog.ReasonInvalid:
 		return "invalid"
 	}
 	return s.Reason
+}
+
+// kindWord names a kind of catalog item for people.
+func kindWord(k catalog.Kind) string {
+	if k == catalog.KindTemplate {
+		return "resource template"
+	}
+	return string(k)
+}
+
+// keyWord names what identifies an item of kind k.
+func keyWord(k catalog.Kind) string {
+	switch k {
+	case catalog.KindResource:
+		return "URI"
+	case catalog.KindTemplate:
+		return "URI template"
+	}
+	return "name"
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -468,7 +469,8 @@ func (u *Upstream) run(start State) {
 			u.update(func(s *Status, _ *Inventory) {
 				s.State, s.LastError, s.Attempts, s.NextRetry, s.PID, s.Settled = StateFailed, err.Error(), attempts, next, 0, true
 			})
-			u.logger.Warn("upstream connect failed", "attempt", attempts, "err", err, "retry_in", time.Until(next).Round(time.Millisecond))
+			u.logger.Warn("upstream connect failed", "attempt", attempts, "err", err, "retry_in", time.Until(next).Round(time.Millisecond),
+				"hint", strings.Join(u.hints(err.Error()), "; "))
 			continue
 		}
 

@@ -58,7 +58,7 @@ mcpServers:
     initTimeout: 1s
   slowpkg:
     command: %[3]s
-    args: ["-hang-initialize"]
+    args: ["-hang-initialize", "@example/slow-package"]
     initTimeout: 1s
   down:
     url: http://127.0.0.1:1/mcp?key=secret-in-url

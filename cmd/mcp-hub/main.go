@@ -5,9 +5,9 @@
 //	mcp-hub [--config FILE] [--data-dir DIR] [--log-level LEVEL]
 //
 // Configuration comes from, in rising precedence: built-in defaults, the
-// config file (--config, $MCP_HUB_CONFIG, or hub.yaml in the user config
-// directory), MCP_HUB_* environment variables, and the flags given. Logs go
-// to stderr; stdout carries only JSON-RPC.
+// config file (--config, $MCP_HUB_CONFIG, or <user config dir>/mcp-hub/hub.yaml),
+// MCP_HUB_* environment variables, and the flags given. Logs go to stderr;
+// stdout carries only JSON-RPC.
 //
 // This package only builds the command tree; the commands are in
 // package cli (imported as hubcli: the tests have a helper named cli).
@@ -49,7 +49,7 @@ func main() {
 func commands() hubcli.Commands {
 	return hubcli.Commands{
 		"serve":   {Summary: "serve MCP over stdio (the default)", Run: hubcli.Serve},
-		"list":    {Summary: "list the registered upstreams", Run: hubcli.List},
+		"list":    {Summary: "list the upstreams of the config file and the store", Run: hubcli.List},
 		"status":  {Summary: "show each upstream's state as the running hub last reported it", Run: hubcli.Status},
 		"add":     {Summary: "register an upstream: add NAME -- COMMAND [ARGS...], or add NAME --url URL", Run: hubcli.Add},
 		"remove":  {Summary: "remove a registered upstream", Run: hubcli.Remove},

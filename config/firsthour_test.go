@@ -1,0 +1,76 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestJSONSyntaxPosition: a JSON config file that does not parse is
+// reported with the line and column where it goes wrong, as clientconfig
+// reports client files.
+func TestJSONSyntaxPosition(t *testing.T) {
+	for _, tt := range []struct{ content, want string }{
+		{"{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"} \"b\": {}\n  }\n}\n", `line 3, column 27: invalid JSON: invalid character '"' after object key:value pair`},
+		{"{\"logLevel\": \"warn\",\n}\n", `line 2, column 1: invalid JSON: invalid character '}' looking for beginning of object key string`},
+		{"{\"logLevel\": \"warn\"", "line 1, column 20: invalid JSON: unexpected end of JSON input"},
+	} {
+		file := writeFile(t, "hub.json", tt.content)
+		_, err := Load(Sources{File: file})
+		if want := "config " + file + ": " + tt.want; err == nil || err.Error() != want {
+			t.Errorf("%q: got %v, want %s", tt.content, err, want)
+		}
+	}
+}
+
+// TestServersSpelling: errors under a servers: key name servers, as the
+// file spells it; under mcpServers, mcpServers.
+func TestServersSpelling(t *testing.T) {
+	for _, tt := range []struct{ content, want string }{
+		{"servers:\n  foo:\n    comand: x\n", `servers.foo.comand: unknown key (did you mean "servers.foo.command"?)`},
+		{"servers:\n  foo:\n    command: x\n    url: http://x/mcp\n", "servers.foo"},
+		{"servers:\n  hub_x:\n    command: x\n", "servers.hub_x: invalid name"},
+		{"mcpServers:\n  foo:\n    comand: x\n", `mcpServers.foo.comand: unknown key (did you mean "mcpServers.foo.command"?)`},
+	} {
+		file := writeFile(t, "hub.yaml", tt.content)
+		_, err := Load(Sources{File: file})
+		if want := "config " + file + ": " + tt.want; err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%q: got %v, want it to start %s", tt.content, err, want)
+		}
+	}
+}
+
+// TestInEffect: the config says which file is in effect, or why none is.
+func TestInEffect(t *testing.T) {
+	dir := t.TempDir()
+	def := filepath.Join(dir, "mcp-hub", "hub.yaml")
+	c, err := Load(Sources{DefaultFile: def})
+	if err != nil || c.InEffect() != "none ("+def+" does not exist)" {
+		t.Errorf("no file: %q, %v", c.InEffect(), err)
+	}
+	wrong := writeFileAt(t, filepath.Join(dir, "hub.yaml"), "logLevel: warn\n")
+	c, err = Load(Sources{DefaultFile: def})
+	if want := "none (" + def + " does not exist; " + wrong + " is not read: move it to " + def + ")"; err != nil || c.InEffect() != want || c.LogLevel != "info" {
+		t.Errorf("a file in the wrong place: %q (logLevel %s), %v; want %q", c.InEffect(), c.LogLevel, err, want)
+	}
+	writeFileAt(t, def, "logLevel: warn\n")
+	c, err = Load(Sources{DefaultFile: def})
+	if err != nil || c.InEffect() != def || c.LogLevel != "warn" || c.WhyNone() != "" {
+		t.Errorf("the default file: %q, %v", c.InEffect(), err)
+	}
+	if c, err := Load(Sources{}); err != nil || c.InEffect() != "none" {
+		t.Errorf("no default file: %q, %v", c.InEffect(), err)
+	}
+}
+
+func writeFileAt(t *testing.T, path, content string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

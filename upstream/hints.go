@@ -1,0 +1,216 @@
+package upstream
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/redact"
+)
+
+// Hints name the likely causes of what went wrong with an upstream, for
+// people. They are one set of rules wherever a failure is shown: mcp-hub
+// doctor prints them under a failure, the hub logs them with a failed
+// connection attempt and answers a call to a server that failed to start
+// with them, and mcp-hub add warns with the ones it can tell before
+// anything runs.
+
+// HintFacts is what [Hints] judges an upstream by.
+type HintFacts struct {
+	Spec Spec
+	// LastError is the error of its last attempt, "" when none.
+	LastError string
+	// Failed is set when it did not connect.
+	Failed bool
+	// Slow is set when it connected but took long (over 5 s) to be ready.
+	Slow bool
+	// NonJSON is set when it wrote lines to stdout that are not JSON-RPC.
+	NonJSON bool
+	// Stderr holds the last lines it wrote to stderr.
+	Stderr []string
+	// InitTimeout is the initialize timeout it ran with.
+	InitTimeout time.Duration
+}
+
+// ResolveCommand returns the program a stdio spec runs: its command looked
+// up in PATH, or, when it names a path, that file (relative to the spec's
+// working directory).
+func ResolveCommand(spec Spec) (string, error) {
+	cmd := spec.Command
+	if !strings.ContainsRune(cmd, '/') && !strings.ContainsRune(cmd, filepath.Separator) {
+		return exec.LookPath(cmd)
+	}
+	if !filepath.IsAbs(cmd) && spec.Cwd != "" {
+		cmd = filepath.Join(spec.Cwd, cmd)
+	}
+	fi, err := os.Stat(cmd)
+	if err != nil {
+		return cmd, err
+	}
+	if fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return cmd, fmt.Errorf("%s is not an executable file", cmd)
+	}
+	return cmd, nil
+}
+
+// CommandHint says what is wrong with a stdio spec's command before it
+// runs: not on PATH, not executable, or a package runner (npx, uvx, …)
+// given no package. It is "" when nothing is, and for other transports.
+func CommandHint(spec Spec) string {
+	if spec.InferTransport() != TransportStdio {
+		return ""
+	}
+	if h := noPackageHint(spec, nil); h != "" {
+		return h
+	}
+	_, err := ResolveCommand(spec)
+	return lookHint(spec, err)
+}
+
+// NoPackage reports whether spec runs a package runner (npx, uvx, …)
+// given no package to run, which can never serve MCP.
+func NoPackage(spec Spec) bool {
+	return spec.InferTransport() == TransportStdio && noPackageHint(spec, nil) != ""
+}
+
+func lookHint(spec Spec, lookErr error) string {
+	switch {
+	case lookErr == nil:
+		return ""
+	case errors.Is(lookErr, exec.ErrNotFound):
+		return fmt.Sprintf("%s is not on PATH (%s): install it, or give its absolute path as the command; a hub started by a client inherits the client's PATH", spec.Command, os.Getenv("PATH"))
+	}
+	return fmt.Sprintf("the command cannot be run: %v", lookErr)
+}
+
+// downloaders are commands that fetch a package before running it.
+var downloaders = map[string]bool{"npx": true, "bunx": true, "uvx": true, "pnpx": true, "pipx": true}
+
+// downloader returns the base name of the spec's command when it is a
+// package runner, "" otherwise.
+func downloader(spec Spec) string {
+	base := strings.TrimSuffix(filepath.Base(spec.Command), ".cmd")
+	if downloaders[base] {
+		return base
+	}
+	return ""
+}
+
+// shellFedJSON matches a line a shell writes when it is given JSON-RPC as a
+// command: npx with no package starts one on its stdin.
+var shellFedJSON = regexp.MustCompile(`^(?:\S*/)?(?:ba|da|z)?sh: .*\{"?jsonrpc`)
+
+// noPackageHint is the hint for a package runner given no package (every
+// argument a flag), or whose stderr shows a shell reading the hub's
+// messages as commands; "" otherwise.
+func noPackageHint(spec Spec, stderr []string) string {
+	base := downloader(spec)
+	if base == "" {
+		return ""
+	}
+	bare := true
+	for _, a := range spec.Args {
+		if !strings.HasPrefix(a, "-") {
+			bare = false
+		}
+	}
+	fed := ""
+	for _, l := range stderr {
+		if shellFedJSON.MatchString(l) {
+			fed = l
+			break
+		}
+	}
+	switch {
+	case fed != "":
+		return fmt.Sprintf("%s was given no package to run, so it started a shell that reads the hub's JSON-RPC messages as commands (stderr: %q): put the package after it, e.g. %s -y @modelcontextprotocol/server-memory", base, cut(fed, 60), base)
+	case bare && base == "npx":
+		return "npx was given no package to run, so it starts a shell that reads the hub's JSON-RPC messages as commands and never answers: put the package after it, e.g. npx -y @modelcontextprotocol/server-memory"
+	case bare:
+		return fmt.Sprintf("%s was given no package to run: put the package after it, e.g. %s mcp-server-fetch", base, base)
+	}
+	return ""
+}
+
+func cut(s string, n int) string {
+	if len(s) > n {
+		return s[:n-3] + "..."
+	}
+	return s
+}
+
+var (
+	unsetVarRE = regexp.MustCompile(`environment variable (\S+) is not set`)
+	readFileRE = regexp.MustCompile(`(?:env|header) (\S+): read ([^:]+):`)
+)
+
+// Hints names the likely causes of what went wrong with an upstream, most
+// specific first; a failure always gets at least one.
+func Hints(f HintFacts) []string {
+	spec := f.Spec
+	lastErr := f.LastError
+	var out []string
+	noPackage := ""
+	if spec.InferTransport() == TransportStdio {
+		_, lookErr := ResolveCommand(spec)
+		if h := lookHint(spec, lookErr); h != "" {
+			out = append(out, h)
+		}
+		noPackage = noPackageHint(spec, f.Stderr)
+		if noPackage != "" {
+			out = append(out, noPackage)
+		}
+		slow := f.Slow || f.Failed && strings.Contains(lastErr, "no answer within")
+		if base := downloader(spec); base != "" && slow && noPackage == "" {
+			out = append(out, fmt.Sprintf("%s downloads the package on its first run, which can take longer than the initialize timeout (%s): run `%s` once in a terminal, or raise initTimeout for this server", base, f.InitTimeout, strings.Join(redact.Argv(append([]string{spec.Command}, spec.Args...)), " ")))
+		}
+		if f.NonJSON {
+			out = append(out, "it writes text that is not JSON-RPC to stdout, where MCP stdio servers must write only messages (logs belong on stderr); the hub skips such lines, but one inside a message breaks it")
+		}
+	}
+	if m := unsetVarRE.FindStringSubmatch(lastErr); m != nil {
+		out = append(out, fmt.Sprintf("%s is not set in the hub's environment: set it where the hub is started (a client passes only the env of the hub's own entry), or write the value into the server's env", m[1]))
+	}
+	if m := readFileRE.FindStringSubmatch(lastErr); m != nil {
+		out = append(out, fmt.Sprintf("%s comes from file:%s, which cannot be read", m[1], m[2]))
+	}
+	switch {
+	case !f.Failed:
+	case strings.Contains(lastErr, ErrExited.Error()):
+		out = append(out, "it exits as soon as it starts: its stderr usually says why; run it in a terminal to see")
+	case strings.Contains(lastErr, "no answer within") && noPackage == "":
+		out = append(out, fmt.Sprintf("it did not answer initialize within %s: it may need other arguments, wait for input, or be slow to start; raise initTimeout (per server) or timeouts.initialize", f.InitTimeout))
+	case strings.Contains(lastErr, "HTTP 401"), strings.Contains(lastErr, "HTTP 403"):
+		out = append(out, "the server refused the request: check the headers (is the token right, and set?)")
+	case strings.Contains(lastErr, "HTTP 404"), strings.Contains(lastErr, "HTTP 405"):
+		out = append(out, "nothing MCP answers at that path: streamable HTTP endpoints usually end in /mcp, legacy SSE ones in /sse (set transport if the URL does not say)")
+	case strings.Contains(lastErr, ErrUnreachable.Error()), strings.Contains(lastErr, "connection refused"), strings.Contains(lastErr, "no such host"):
+		out = append(out, fmt.Sprintf("nothing answers at %s: is the server running, and the URL right?", redact.URL(spec.URL)))
+	}
+	if f.Failed && len(out) == 0 {
+		out = append(out, "run it by hand to see what it does: "+strings.ReplaceAll(spec.RedactedLaunch().String(), "\n", "; "))
+	}
+	return out
+}
+
+// Hints returns the hints for the upstream's last failed attempt, as
+// mcp-hub doctor gives them; nil when it has not failed.
+func (u *Upstream) Hints() []string {
+	st := u.Status()
+	if st.State != StateFailed || st.LastError == "" {
+		return nil
+	}
+	return u.hints(st.LastError)
+}
+
+// hints returns the hints for an attempt that failed with lastErr.
+func (u *Upstream) hints(lastErr string) []string {
+	spec := u.Spec()
+	return Hints(HintFacts{Spec: spec, LastError: lastErr, Failed: true, Stderr: u.StderrTail(),
+		InitTimeout: pick(spec.InitTimeout.Std(), u.m.opts.InitTimeout)})
+}

@@ -1,0 +1,72 @@
+package upstream
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestHints: the rules doctor, the serving hub and add share name the
+// cause a person can act on, most specific first: a package runner given
+// no package is not blamed on a slow download.
+func TestHints(t *testing.T) {
+	dir := t.TempDir()
+	npx := filepath.Join(dir, "npx")
+	if err := os.WriteFile(npx, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	shellLine := `sh: 1: {jsonrpc:2.0,id:1,method:initialize}: not found`
+	for _, tt := range []struct {
+		name string
+		f    HintFacts
+		want []string // prefixes of the hints, in order
+	}{
+		{"bare npx stalls", HintFacts{Spec: Spec{Name: "m", Command: npx}, Failed: true, LastError: "initialize: no answer within 1s"},
+			[]string{"npx was given no package to run, so it starts a shell"}},
+		{"npx reading JSON as commands", HintFacts{Spec: Spec{Name: "m", Command: npx, Args: []string{"-y", "--", "x"}}, Failed: true, LastError: "initialize: no answer within 1s", Stderr: []string{"npm warn", shellLine}},
+			[]string{`npx was given no package to run, so it started a shell that reads the hub's JSON-RPC messages as commands (stderr: "sh: 1: {jsonrpc:`}},
+		{"npx downloading", HintFacts{Spec: Spec{Name: "m", Command: npx, Args: []string{"-y", "@scope/pkg"}}, Failed: true, LastError: "initialize: no answer within 1s", InitTimeout: time.Second},
+			[]string{"npx downloads the package on its first run, which can take longer than the initialize timeout (1s)", "it did not answer initialize within 1s"}},
+		{"not on PATH", HintFacts{Spec: Spec{Name: "g", Command: "mcp-hub-test-no-such-command"}, Failed: true, LastError: "start: not found"},
+			[]string{"mcp-hub-test-no-such-command is not on PATH ("}},
+		{"bare uvx", HintFacts{Spec: Spec{Name: "u", Command: filepath.Join(dir, "uvx")}, Failed: true},
+			[]string{"the command cannot be run: ", "uvx was given no package to run: put the package after it"}},
+		{"connected", HintFacts{Spec: Spec{Name: "ok", Command: npx, Args: []string{"pkg"}}}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Hints(tt.f)
+			if len(got) != len(tt.want) {
+				t.Fatalf("hints %q, want %d starting %q", got, len(tt.want), tt.want)
+			}
+			for i, w := range tt.want {
+				if !strings.HasPrefix(got[i], w) {
+					t.Errorf("hint %d: %q, want it to start %q", i, got[i], w)
+				}
+			}
+		})
+	}
+}
+
+// TestCommandHint: what add can tell before anything runs.
+func TestCommandHint(t *testing.T) {
+	for _, tt := range []struct {
+		spec      Spec
+		want      string
+		noPackage bool
+	}{
+		{Spec{Name: "a", Command: "npx"}, "npx was given no package to run", true},
+		{Spec{Name: "a", Command: "npx", Args: []string{"-y"}}, "npx was given no package to run", true},
+		{Spec{Name: "a", Command: "mcp-hub-test-no-such-command"}, "mcp-hub-test-no-such-command is not on PATH (", false},
+		{Spec{Name: "a", Command: "sh", Args: []string{"-c", "true"}}, "", false},
+		{Spec{Name: "a", URL: "http://127.0.0.1:1/mcp"}, "", false},
+	} {
+		if got := CommandHint(tt.spec); !strings.HasPrefix(got, tt.want) || (tt.want == "") != (got == "") {
+			t.Errorf("CommandHint(%s %v) = %q, want it to start %q", tt.spec.Command, tt.spec.Args, got, tt.want)
+		}
+		if got := NoPackage(tt.spec); got != tt.noPackage {
+			t.Errorf("NoPackage(%s %v) = %v", tt.spec.Command, tt.spec.Args, got)
+		}
+	}
+}
