@@ -23,7 +23,7 @@ package) is refused.`
 
 // Add registers an upstream, approved: a person typed the command.
 func Add(ctx context.Context, e *Env) int {
-	var url, cwd, desc, transport, scope *string
+	var url, cwd, desc, transport, scope, trust *string
 	var env, headers *[]string
 	var disabled, noAuto *bool
 	var flags *pflag.FlagSet
@@ -38,6 +38,7 @@ func Add(ctx context.Context, e *Env) int {
 		disabled = fs.Bool("disabled", false, "register without connecting")
 		noAuto = fs.Bool("no-auto-connect", false, "do not connect when the hub starts (connect on first use)")
 		scope = fs.String("scope", string(upstream.DefaultScope), scopeUsage)
+		trust = fs.String("trust", string(upstream.TrustPin), "what a changed or new tool of it does: pin (held back until you approve it), warn (served and flagged) or off")
 	}
 	e.afterDash = true
 	return withStore(ctx, e, addUse, 1, -1, define, func(st *persist.Store, cfg *config.Config, args []string) int {
@@ -48,7 +49,10 @@ func Add(ctx context.Context, e *Env) int {
 			}
 			return e.usageError("the command goes after \"--\": mcp-hub add NAME [flags] -- COMMAND [ARGS...]")
 		}
-		spec := upstream.Spec{Name: args[0], URL: *url, Cwd: *cwd, Description: *desc, Transport: upstream.Transport(*transport), Scope: upstream.Scope(*scope)}
+		spec := upstream.Spec{Name: args[0], URL: *url, Cwd: *cwd, Description: *desc, Transport: upstream.Transport(*transport), Scope: upstream.Scope(*scope), Trust: upstream.Trust(*trust)}
+		if spec.Trust == upstream.TrustPin {
+			spec.Trust = "" // the default for what a person registered here
+		}
 		if len(args) > 1 {
 			spec.Command, spec.Args = args[1], args[2:]
 		}

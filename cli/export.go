@@ -164,6 +164,7 @@ func hubOnly(r upstream.Registration) []string {
 	add(s.MaxInFlight != 0, "maxInFlight")
 	add(s.Scope != upstream.ScopeShared, "scope")
 	add(s.MaxInstances != 0, "maxInstances")
+	add(exportTrust(r) != "", "trust")
 	return out
 }
 
@@ -263,5 +264,18 @@ func writeYAML(w io.Writer, regs []upstream.Registration, m *redact.Masker, from
 		if s.MaxInstances != 0 {
 			fmt.Fprintf(w, "    maxInstances: %d\n", s.MaxInstances)
 		}
+		if t := exportTrust(r); t != "" {
+			fmt.Fprintf(w, "    trust: %s\n", q(string(t)))
+		}
 	}
+}
+
+// exportTrust is the trust policy an exported entry must state so that,
+// loaded from a config file (where the default is warn), the server keeps
+// the policy it has now; "" when the file's default is that policy.
+func exportTrust(r upstream.Registration) upstream.Trust {
+	if t := r.TrustPolicy(); t != upstream.TrustWarn {
+		return t
+	}
+	return ""
 }

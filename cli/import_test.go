@@ -7,8 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/testbin"
 	"github.com/mcp-hub/mcp-hub/persist"
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 func TestImportSuggestName(t *testing.T) {
@@ -84,5 +86,47 @@ func TestImportExport(t *testing.T) {
 	}
 	if o := s.run(t, Export, "export", "--format", "toml"); o.code != ExitConfig || o.stderr != "mcp-hub export: --format \"toml\": want claude or yaml\n" {
 		t.Errorf("export --format toml: %s", o)
+	}
+}
+
+// TestTrustSurvivesExport: a server registered with a trust policy keeps it
+// through export: loaded from the exported file (where the default is warn),
+// it has the policy it had in the store.
+func TestTrustSurvivesExport(t *testing.T) {
+	for _, tc := range []struct {
+		flags []string
+		want  upstream.Trust
+	}{
+		{nil, upstream.TrustPin}, // mcp-hub add's default
+		{[]string{"--trust", "off"}, upstream.TrustOff},
+		{[]string{"--trust", "warn"}, upstream.TrustWarn},
+	} {
+		t.Run(string(tc.want), func(t *testing.T) {
+			s := newSetup(t, "")
+			args := append(append([]string{"up"}, tc.flags...), "--", fixtureBin, "-only", "echo")
+			if o := s.run(t, Add, "add", args...); o.code != ExitOK {
+				t.Fatalf("add: %s", o)
+			}
+			r, err := s.get(t, "up")
+			if err != nil || r.TrustPolicy() != tc.want {
+				t.Fatalf("stored policy %q (%v), want %q", r.TrustPolicy(), err, tc.want)
+			}
+			o := s.run(t, Export, "export", "--format", "yaml")
+			if o.code != ExitOK {
+				t.Fatalf("export: %s", o)
+			}
+			cfg, err := config.Load(config.Sources{File: testbin.WriteFile(t, "exported.yaml", o.stdout)})
+			if err != nil || len(cfg.Servers) != 1 {
+				t.Fatalf("load the export: %v\n%s", err, o.stdout)
+			}
+			loaded := upstream.Registration{Spec: cfg.Servers[0].Spec, Source: upstream.SourceConfig}
+			if got := loaded.TrustPolicy(); got != tc.want {
+				t.Errorf("policy after export and load = %q, want %q\n%s", got, tc.want, o.stdout)
+			}
+		})
+	}
+	s := newSetup(t, "")
+	if o := s.run(t, Add, "add", "up", "--trust", "sometimes", "--", fixtureBin); o.code == ExitOK || !strings.Contains(o.stderr, "trust") {
+		t.Errorf("add --trust sometimes: %s", o)
 	}
 }

@@ -78,6 +78,9 @@ func TestExportRoundTrip(t *testing.T) {
 			s.Start = upstream.StartLazy
 		}
 		s.AllowSampling = nil // no config key
+		if t := r.TrustPolicy(); t != upstream.TrustWarn {
+			s.Trust = t // stated, so that the file's default (warn) does not apply
+		}
 		want[s.Name] = ServerConfig{Spec: s, Disabled: !r.Enabled}
 	}
 	claudeOnly := func(sc ServerConfig) ServerConfig {
@@ -98,7 +101,7 @@ func TestExportRoundTrip(t *testing.T) {
 		}},
 		{"claude", "exported.json", claudeOnly, []string{
 			`left out "pending": not approved (pending)`,
-			`"files": not in the claude format: description, tools, initTimeout, listTimeout, callTimeout, idleTimeout, protocolVersion, start: eager, maxInFlight, scope, maxInstances (--format yaml keeps them)`,
+			`"files": not in the claude format: description, tools, initTimeout, listTimeout, callTimeout, idleTimeout, protocolVersion, start: eager, maxInFlight, scope, maxInstances, trust (--format yaml keeps them)`,
 			`"lazy": not in the claude format: start: lazy`,
 		}},
 	} {
