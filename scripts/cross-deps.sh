@@ -4,7 +4,7 @@
 #   scripts/cross-deps.sh NEED...
 #
 #   linux-arm64   gcc-aarch64-linux-gnu, libc6-dev-arm64-cross (cgo for arm64)
-#   windows-x64   gcc-mingw-w64-x86-64 (cgo for Windows), zip
+#   windows-x64   gcc-mingw-w64-x86-64 (cgo for Windows), zip, unzip
 #   check         file, unzip, qemu-user (scripts/release-check.sh)
 #
 # A package is installed only when its command (or file) is missing, so a
@@ -19,7 +19,7 @@ for need in "$@"; do
     linux-x64) ;;
     linux-arm64) want+=(aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu
                         /usr/aarch64-linux-gnu/include/stdio.h:libc6-dev-arm64-cross) ;;
-    windows-x64) want+=(x86_64-w64-mingw32-gcc:gcc-mingw-w64-x86-64 zip:zip) ;;
+    windows-x64) want+=(x86_64-w64-mingw32-gcc:gcc-mingw-w64-x86-64 zip:zip unzip:unzip) ;;
     check) want+=(file:file unzip:unzip qemu-aarch64:qemu-user) ;;
     *) echo "cross-deps: unknown need $need (want linux-x64, linux-arm64, windows-x64 or check)" >&2; exit 2 ;;
   esac
