@@ -138,6 +138,18 @@ func TestNPMPackage(t *testing.T) {
 		})
 	}
 
+	t.Run("setup launches with npx", func(t *testing.T) {
+		// npm installed the binary the shim runs, so setup's entry runs
+		// npx -y @mcp-hub/cli; the release binary's runs the binary.
+		for bin, want := range map[string]string{shim: `"command": "npx",`, plain: `"command": "` + plain + `"`} {
+			home := t.TempDir()
+			out := run(t, dir, []string{"HOME=" + home, "MCP_HUB_DATA_DIR=" + filepath.Join(home, "data")}, bin, "setup", "claude", "--dry-run")
+			if !strings.Contains(out, want) || bin == shim && !strings.Contains(out, `"@mcp-hub/cli"`) {
+				t.Errorf("%s setup claude --dry-run:\n%s\nwant %s", bin, out, want)
+			}
+		}
+	})
+
 	t.Run("npx", func(t *testing.T) {
 		// npx -y with the packed tarballs as its packages: the first run
 		// installs them into npx's cache, the second finds them there, as
