@@ -36,6 +36,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./... ./testdata/fixture/ ./testdata/conformance-client/
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@latest ./... ./testdata/fixture/ ./testdata/conformance-client/
+	$(GO) run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 
 # Measures the hub against direct connections to the same upstream; see
 # docs/BENCHMARKS.md. Also installs the pinned npm peers of the peers suite
