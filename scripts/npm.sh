@@ -16,6 +16,7 @@
 # The version is the archives' (mcp-hub-VERSION-TARGET.*) without its
 # leading v; one that is not semver (a commit, say) becomes 0.0.0-dev-VERSION.
 # No package has an install script or downloads anything.
+# shellcheck disable=SC2016 # the node -e scripts are in single quotes on purpose
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 

@@ -73,7 +73,7 @@ build() {
       if [ "$arch" != "$host_arch" ]; then
         case "$arch" in amd64) cc=x86_64-linux-gnu-gcc ;; arm64) cc=aarch64-linux-gnu-gcc ;; esac
       fi
-      tags=(-tags netgo,osusergo,sqlite_omit_load_extension)
+      tags=(-tags "netgo,osusergo,sqlite_omit_load_extension")
       extld=(-extldflags -static)
       ;;
     windows-x64)
