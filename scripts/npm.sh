@@ -97,7 +97,7 @@ for a in "${archives[@]}"; do
   cat > "$pkg/README.md" <<EOF
 # @mcp-hub/$os-$cpu
 
-The mcp-hub binary for $os $cpu. Install [@mcp-hub/cli](https://www.npmjs.com/package/@mcp-hub/cli)
+The mcp-hub binary for $os $cpu. Install @mcp-hub/cli
 instead (\`npx -y @mcp-hub/cli\`): it installs this package on this platform and runs the binary.
 EOF
   node -e '
