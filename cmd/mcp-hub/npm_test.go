@@ -172,6 +172,11 @@ func TestNPMPackage(t *testing.T) {
 			if code, _ := c.closeStdin(20 * time.Second); code != 0 {
 				t.Errorf("npx exited %d after stdin closed, want 0", code)
 			}
+			for j, l := range c.allLines() {
+				if _, err := wire.Parse(l); err != nil {
+					t.Errorf("npx run %d: stdout line %d is not JSON-RPC: %q", i+1, j+1, l)
+				}
+			}
 		}
 	})
 }
