@@ -40,11 +40,11 @@ the hub. CLIENT and the file it keeps its servers in on this machine
 (--config-file names another, such as a project's .vscode/mcp.json):
 
 %s
-The entry (named mcp-hub; --name) runs "npx -y ` + NPMPackage + `" (--launcher npx, the
-default when npm installed this binary) or this binary by its absolute path
-(--launcher path, the default otherwise), with the config file and data
-directory setup uses (when they are not the defaults) and the other config
-flags given to setup.
+The entry (named mcp-hub; --name) runs "npx -y ` + NPMPackage + `"
+(--launcher npx, the default when npm installed this binary) or this binary
+by its absolute path (--launcher path, the default otherwise), with the
+config file and data directory setup uses (when they are not the defaults)
+and the other config flags given to setup.
 
 --move-servers imports the file's other servers into the hub, as mcp-hub
 import does (approved: a person running this is the approval), and removes
@@ -73,13 +73,11 @@ func Setup(ctx context.Context, e *Env) int {
 		return code
 	}
 	if fs.NArg() != 1 {
-		fs.Usage()
-		return ExitConfig
+		return e.argCountError(fs.Args(), 1)
 	}
 	client, ok := setupClient(fs.Arg(0))
 	if !ok {
-		fmt.Fprintf(e.Stderr, "mcp-hub setup: unknown client %q; want one of %s\n", fs.Arg(0), setupClientNames())
-		return ExitConfig
+		return e.usageError("unknown client %q; want one of %s", fs.Arg(0), setupClientNames())
 	}
 	path := *file
 	if path == "" {
@@ -95,15 +93,13 @@ func Setup(ctx context.Context, e *Env) int {
 	}
 	if *undo {
 		if *move {
-			fmt.Fprintln(e.Stderr, "mcp-hub setup: --undo restores the file alone; it takes no --move-servers")
-			return ExitConfig
+			return e.usageError("--undo restores the file alone; it takes no --move-servers")
 		}
 		return e.setupUndo(ctx, cfg, client, path, *dryRun)
 	}
 	entry, err := e.hubEntry(fs, cfg, client, *launcher)
 	if err != nil {
-		fmt.Fprintln(e.Stderr, "mcp-hub setup:", err)
-		return ExitConfig
+		return e.usageError("%v", err)
 	}
 
 	old, err := os.ReadFile(path)

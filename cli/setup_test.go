@@ -369,6 +369,8 @@ func TestSetupErrors(t *testing.T) {
 		{[]string{"claude", "--launcher", "brew"}, ExitConfig, `--launcher "brew": want "npx" or "path"`},
 		{[]string{"claude", "--undo", "--move-servers"}, ExitConfig, "--undo restores the file alone"},
 		{[]string{"claude", "--undo"}, ExitFail, "has no backup from mcp-hub setup"},
+		{nil, ExitConfig, "mcp-hub setup: missing CLIENT"},
+		{[]string{"claude", "cursor"}, ExitConfig, `mcp-hub setup: unexpected argument "cursor"`},
 	} {
 		if o := h.run(t, tc.args...); o.code != tc.code || !strings.Contains(o.stderr, tc.msg) {
 			t.Errorf("setup %v: %s\nwant code %d and %q", tc.args, o, tc.code, tc.msg)
