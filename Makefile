@@ -7,7 +7,7 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.buildVersion=$(VERSION) -X main.buildCommit=$(COMMIT)
 export CGO_ENABLED := 1
 
-.PHONY: build run test conformance deps lint bench clean
+.PHONY: build run test conformance deps lint bench clean release npm release-check
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/mcp-hub ./cmd/mcp-hub
@@ -36,6 +36,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./... ./testdata/fixture/ ./testdata/conformance-client/
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@latest ./... ./testdata/fixture/ ./testdata/conformance-client/
+	$(GO) run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 
 # Measures the hub against direct connections to the same upstream; see
 # docs/BENCHMARKS.md. Also installs the pinned npm peers of the peers suite
@@ -44,5 +45,23 @@ bench: deps
 	./scripts/npm-deps.sh bench
 	$(GO) run ./bench $(BENCHFLAGS)
 
+# Release archives of every target this machine builds (Linux: linux-x64,
+# linux-arm64, windows-x64; macOS: darwin-x64, darwin-arm64) and SHA256SUMS,
+# in dist/; the version is the git tag (git describe). Installs Debian's
+# cross compilers when missing. See scripts/release.sh.
+release:
+	./scripts/release.sh -o dist
+
+# The npm packages (@mcp-hub/cli and one per platform) from the archives in
+# dist/, packed into dist/npm/*.tgz. See scripts/npm.sh.
+npm:
+	./scripts/npm.sh -i dist
+
+# Builds every archive this machine can and checks each: format and
+# architecture, --version, a stdio initialize (linux-arm64 under qemu), the
+# npm packages. CI runs it after make test. See scripts/release-check.sh.
+release-check:
+	./scripts/release-check.sh
+
 clean:
-	rm -rf bin .cache
+	rm -rf bin .cache dist

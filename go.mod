@@ -3,6 +3,7 @@ module github.com/mcp-hub/mcp-hub
 go 1.26.8
 
 require (
+	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/go-viper/mapstructure/v2 v2.4.0
 	github.com/google/go-cmp v0.7.0
 	github.com/google/jsonschema-go v0.4.3

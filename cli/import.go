@@ -70,11 +70,18 @@ func Import(ctx context.Context, e *Env) int {
 		fmt.Fprintln(e.Stderr, "mcp-hub import:", err)
 		return ExitFail
 	}
+	return importServers(ctx, e, cfg, cc, *dryRun)
+}
+
+// importServers registers the servers of cc (all of them, or what a dry
+// run would register), writes the report and returns the exit code. Import
+// and setup --move-servers run it.
+func importServers(ctx context.Context, e *Env, cfg *config.Config, cc *clientconfig.File, dryRun bool) int {
 	items := planImport(cc)
 
 	// Open the store, unless a dry run would have to create it.
 	var st *persist.Store
-	if dbPath, err := hubstore.Path(cfg.DataDir); err != nil || !*dryRun || fileExists(dbPath) {
+	if dbPath, err := hubstore.Path(cfg.DataDir); err != nil || !dryRun || fileExists(dbPath) {
 		if st, err = hubstore.Open(ctx, cfg.DataDir); err != nil {
 			fmt.Fprintln(e.Stderr, "mcp-hub import:", err)
 			return ExitFail
@@ -112,7 +119,7 @@ func Import(ctx context.Context, e *Env) int {
 			it.Outcome, it.Why = importSkipped, alreadyRegistered(r)
 			continue
 		}
-		if *dryRun {
+		if dryRun {
 			continue
 		}
 		spec := it.Server.Spec
@@ -129,7 +136,7 @@ func Import(ctx context.Context, e *Env) int {
 		}
 		audit(ctx, st, "import", name, map[string]any{"launch": spec.RedactedLaunch(), "file": cc.Path})
 	}
-	if reportImport(e.Stdout, cc, items, *dryRun) || failed {
+	if reportImport(e.Stdout, cc, items, dryRun) || failed {
 		return ExitFail
 	}
 	return ExitOK

@@ -86,6 +86,7 @@ func printVersion(w io.Writer, b Build) {
 	fmt.Fprintf(w, "mcp-hub %s\n", b.version())
 	fmt.Fprintf(w, "module: %s\n", module())
 	fmt.Fprintf(w, "commit: %s\n", b.commit())
+	fmt.Fprintf(w, "target: %s/%s\n", runtime.GOOS, runtime.GOARCH)
 	fmt.Fprintf(w, "go-sdk: %s\n", sdkVersion())
 	fmt.Fprintf(w, "go: %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	fmt.Fprintf(w, "MCP protocol versions served to clients: %s\n", strings.Join(ClientProtocolVersions(), ", "))

@@ -65,6 +65,10 @@ func (e *SyntaxError) Unwrap() error { return e.Err }
 
 var errNotObject = errors.New("expected an object of servers by name")
 
+// ErrNoServers is the error of [Parse] for a JSON object that has no list
+// of servers in any shape: a client's config file before its first server.
+var ErrNoServers = errors.New("no MCP servers found: expected mcpServers (Claude Desktop, Claude Code, Cursor) or servers (VS Code)")
+
 // Read reads the MCP servers of a client's config file.
 func Read(path string) (*File, error) {
 	if abs, err := filepath.Abs(path); err == nil {
@@ -165,7 +169,7 @@ func (f *File) locate(top *hujson.Object) (*hujson.ObjectMember, error) {
 			}
 		}
 	}
-	return nil, errors.New("no MCP servers found: expected mcpServers (Claude Desktop, Claude Code, Cursor) or servers (VS Code)")
+	return nil, ErrNoServers
 }
 
 // lastMember returns the last member of obj named name (the one clients

@@ -61,5 +61,6 @@ func commands() hubcli.Commands {
 		"doctor":  {Summary: "connect every upstream and diagnose the ones that fail", Run: hubcli.Doctor},
 		"login":   {Summary: "log in to an HTTP upstream with OAuth (or store a pasted token)", Run: hubcli.Login},
 		"logout":  {Summary: "delete (and revoke) an upstream's OAuth token", Run: hubcli.Logout},
+		"setup":   {Summary: "add the hub to a client's config file: setup claude|claude-code|cursor|vscode|windsurf", Run: hubcli.Setup},
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -38,6 +39,7 @@ func TestVersion(t *testing.T) {
 			`^mcp-hub \S+\n`,
 			`(?m)^module: github\.com/mcp-hub/mcp-hub \S+$`,
 			`(?m)^commit: \S+`,
+			`(?m)^target: ` + runtime.GOOS + `/` + runtime.GOARCH + `$`,
 			`(?m)^go-sdk: ` + regexp.QuoteMeta(string(m[1])) + `$`,
 			`(?m)^go: go1\.\S+ \w+/\w+$`,
 			`(?m)^MCP protocol versions served to clients: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05$`,

@@ -19,7 +19,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unicode/utf8"
 )
@@ -261,9 +260,7 @@ func (r *Registry) writeRuntime(w *bufio.Writer) {
 	one("go_memstats_heap_alloc_bytes", "gauge", "Bytes of allocated heap objects.", float64(ms.HeapAlloc))
 	one("go_memstats_sys_bytes", "gauge", "Bytes of memory obtained from the OS.", float64(ms.Sys))
 	one("go_gc_cycles_total", "counter", "Completed GC cycles.", float64(ms.NumGC))
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
-		cpu := float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+	if cpu, ok := cpuSeconds(); ok {
 		one("process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.", cpu)
 	}
 	if rss, ok := residentBytes(); ok {
