@@ -163,6 +163,7 @@ func (s *session) finish(key, id []byte, up *upstream.Upstream, method, tool str
 	case cancelled:
 		// The client cancelled: it expects no response.
 		s.end(key)
+		s.settled()
 	case err != nil:
 		var nr *upstream.NotReadyError
 		msg := ""

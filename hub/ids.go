@@ -156,6 +156,7 @@ func (s *session) end(key []byte) {
 func (s *session) respond(id, data []byte) {
 	s.end(idKey(id))
 	_ = s.out.send(outMsg{data: data, respTo: id})
+	s.settled()
 }
 
 // refuse answers a message the hub does not accept as a request (a null or

@@ -122,7 +122,9 @@ func (s *session) fromSDK(resp *jsonrpc.Response) error {
 		}
 		data = wire.AppendResult(make([]byte, 0, len(result)+len(c.id)+40), c.id, result)
 	}
-	return s.out.send(outMsg{data: data, respTo: c.id})
+	err := s.out.send(outMsg{data: data, respTo: c.id})
+	s.settled()
+	return err
 }
 
 // sdkError returns the code, message and data go-sdk means by err, the way

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcp-hub/mcp-hub/internal/framing"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
@@ -42,6 +43,7 @@ type session struct {
 	sdkSeq    int64                    // the last id given to go-sdk
 	asks      map[string]chan outReply // requests the hub sent the client, by raw id
 	scoped    sessionInstances         // its instances of per-session upstreams
+	idle      chan struct{}            // closed when inflight empties and its answers are out (see waitIdle)
 	closed    bool
 	closeOnce sync.Once
 }
@@ -132,6 +134,10 @@ func (h *Hub) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
 				continue
 			}
 			if errors.Is(err, io.EOF) {
+				// The client closed its end: what it asked before is
+				// still answered (a client that pipes requests and
+				// closes stdin), for a short while.
+				s.waitIdle(ctx, stdinDrain)
 				err = nil
 			}
 			lines <- err
@@ -146,6 +152,48 @@ func (h *Hub) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
 	case <-s.done:
 		return nil
 	}
+}
+
+// stdinDrain bounds how long a stdio session whose client closed stdin
+// waits for the answers to the requests it sent before. It is short: the
+// hub exits within seconds of stdin EOF (see mcp-hub's shutdown limit).
+const stdinDrain = 2 * time.Second
+
+// waitIdle waits until the session has no client request in flight (every
+// one answered, its answer handed to the transport), d passed, or the
+// session or ctx ended. It reports whether the session is idle.
+func (s *session) waitIdle(ctx context.Context, d time.Duration) bool {
+	s.mu.Lock()
+	if len(s.inflight) == 0 {
+		s.mu.Unlock()
+		return true
+	}
+	if s.idle == nil {
+		s.idle = make(chan struct{})
+	}
+	idle := s.idle
+	s.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-idle:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	case <-s.done:
+	}
+	return false
+}
+
+// settled wakes waitIdle once no request is in flight. It is called after
+// an answer was handed to the transport, so a waiter sees it written.
+func (s *session) settled() {
+	s.mu.Lock()
+	if s.idle != nil && len(s.inflight) == 0 {
+		close(s.idle)
+		s.idle = nil
+	}
+	s.mu.Unlock()
 }
 
 // handle dispatches one inbound message.

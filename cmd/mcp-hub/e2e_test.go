@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -345,5 +346,51 @@ func TestOutputLimitConfig(t *testing.T) {
 		if tc.want == "" && strings.Contains(got, "truncated") || tc.want != "" && !strings.Contains(got, tc.want) {
 			t.Errorf("config %q, %d KiB: %.200s; want %q", tc.cfg, tc.kib, got, tc.want)
 		}
+	}
+}
+
+// TestStdinClosedAfterRequests: a client that writes its requests and
+// closes stdin at once (a script piping into the hub) still gets every
+// answer — initialize (which go-sdk answers), ping, tools/list and a
+// forwarded call that takes a while — before the hub exits 0.
+func TestStdinClosedAfterRequests(t *testing.T) {
+	cfg := writeFile(t, "hub.yaml", fmt.Sprintf("mcpServers:\n  fx:\n    command: %s\n    args: [\"-only\", \"sleep_ms\"]\n", fixtureBin))
+	data := t.TempDir()
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":"p","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"sleep_ms","arguments":{"ms":300}}}`,
+	}, "\n") + "\n"
+	cmd := exec.Command(hubBin, "--config", cfg, "--data-dir", data)
+	cmd.Stdin = strings.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hub: %v\n%s", err, stderr.String())
+	}
+	got := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		m, err := wire.Parse([]byte(line))
+		if err != nil {
+			t.Fatalf("stdout line is not JSON-RPC: %q", line)
+		}
+		if m.ID != nil {
+			got[string(m.ID)] = line
+		}
+	}
+	for _, id := range []string{`1`, `"p"`, `3`} {
+		if got[id] == "" {
+			t.Errorf("no answer to request %s; stdout:\n%s", id, out)
+		}
+	}
+	// The call needs its upstream connected; the drain is short, so the
+	// answer is its result or an error that says why — never nothing.
+	if got["4"] == "" {
+		t.Errorf("no answer to the tools/call; stdout:\n%s\nstderr:\n%s", out, stderr.String())
+	} else {
+		t.Logf("tools/call answered: %s", got["4"])
 	}
 }
