@@ -82,7 +82,7 @@ func (t *subscriptions) sessions(key subKey) []*session {
 func (t *subscriptions) setConn(server string, c *upstream.Conn) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.conns != nil && c != nil {
+	if t.conns != nil {
 		t.conns[server] = c
 	}
 }
@@ -100,7 +100,11 @@ func (t *subscriptions) renewals(mgr *upstream.Manager) map[*upstream.Upstream][
 			continue
 		}
 		c := up.Conn()
-		if c == nil || c == t.conns[key.server] {
+		held, ok := t.conns[key.server]
+		if !ok {
+			continue // its first subscribe is under way and records its connection
+		}
+		if c == nil || c == held {
 			continue
 		}
 		if out == nil {
@@ -142,6 +146,7 @@ func (s *session) subscribe(m wire.Message) {
 			return
 		}
 		go func() {
+			c := up.Conn() // the connection the subscription is made on
 			r, err := up.Call(s.ctx, "resources/subscribe", uriParams(uri))
 			switch {
 			case err != nil:
@@ -151,8 +156,11 @@ func (s *session) subscribe(m wire.Message) {
 				s.h.subs.remove(s, uri)
 				s.replyErrorObject(m.ID, r.Error)
 			default:
-				s.h.subs.setConn(e.Server, up.Conn())
+				s.h.subs.setConn(e.Server, c)
 				s.reply(m.ID, []byte(`{}`))
+				if up.Conn() != c {
+					s.h.renewSubscriptions() // it reconnected meanwhile
+				}
 			}
 		}()
 	})
