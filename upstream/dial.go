@@ -107,7 +107,13 @@ func (u *Upstream) dial(ctx context.Context, spec *Spec) (*Conn, error) {
 	if pv == "" {
 		pv = m.opts.ProtocolVersion
 	}
+	// An abandoned attempt (or the init timeout) closes the connection at
+	// once: go-sdk's Connect then ends without waiting for what it still
+	// writes (its notifications/cancelled to an upstream that may never
+	// answer).
+	stopClosing := context.AfterFunc(ictx, c.closeNow)
 	cs, err := client.Connect(ictx, sdkTransport{c}, &mcp.ClientSessionOptions{ProtocolVersion: pv})
+	stopClosing()
 	if err != nil {
 		linkErr := c.Err()
 		c.closeNow()

@@ -91,6 +91,7 @@ type streamLink struct {
 	sessionID string
 	version   string
 	getOn     bool
+	closing   bool // close waits for wg: no more background work starts
 
 	// getReady is closed once the first standalone GET was answered (or
 	// failed): requests wait for it, because some servers send what they
@@ -179,13 +180,13 @@ func (l *streamLink) send(ctx context.Context, msg []byte) error {
 	if m.IsRequest() {
 		// The answer may take as long as the tool runs; post in the
 		// background. Failures come back as a failure of this request.
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
-			l.request(msg, m)
-		}()
+		if !l.spawn(func() { l.request(msg, m) }) {
+			return ErrClosed
+		}
 		return nil
 	}
+	ctx, done := linkCtx(ctx, l.ctx)
+	defer done()
 	resp, err := l.post(ctx, msg, m.Method)
 	if err != nil {
 		if errors.Is(err, ErrUnreachable) {
@@ -207,11 +208,7 @@ func (l *streamLink) send(ctx context.Context, msg []byte) error {
 		l.getOn = true
 		l.mu.Unlock()
 		if start {
-			l.wg.Add(1)
-			go func() {
-				defer l.wg.Done()
-				l.standalone()
-			}()
+			l.spawn(l.standalone)
 		}
 	}
 	return nil
@@ -489,9 +486,28 @@ func (l *streamLink) close() {
 			}
 			cancel()
 		}
+		l.mu.Lock()
+		l.closing = true
+		l.mu.Unlock()
 		l.wg.Wait()
 		l.client.CloseIdleConnections()
 	})
+}
+
+// spawn runs f in the background, owned by the link's wait group, unless
+// the link is closing (then it reports false and f never runs).
+func (l *streamLink) spawn(f func()) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closing {
+		return false
+	}
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		f()
+	}()
+	return true
 }
 
 // sseLink speaks the legacy HTTP+SSE transport (2024-11-05): one GET stream
@@ -617,6 +633,8 @@ func (l *sseLink) resolveEndpoint(ref string) (string, error) {
 }
 
 func (l *sseLink) send(ctx context.Context, msg []byte) error {
+	ctx, done := linkCtx(ctx, l.ctx)
+	defer done()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.endpoint, bytes.NewReader(msg))
 	if err != nil {
 		return err
@@ -650,6 +668,19 @@ func (l *sseLink) close() {
 		l.wg.Wait()
 		l.client.CloseIdleConnections()
 	})
+}
+
+// linkCtx returns ctx ending also when the link's own context does (close,
+// abort), so a POST made for a caller never outlives the link: go-sdk sends
+// notifications/cancelled under a context of its own when a handshake is
+// abandoned, and waits for that send before it lets the attempt end.
+func linkCtx(ctx, link context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(link, cancel)
+	return ctx, func() {
+		stop()
+		cancel()
+	}
 }
 
 func drainClose(r io.ReadCloser) {
