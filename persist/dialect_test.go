@@ -2,25 +2,18 @@ package persist
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net/url"
 	"os"
-	"sync"
 	"testing"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/mcp-hub/mcp-hub/internal/pgtest"
 )
 
 // The store's tests run against both dialects: SQLite in a temporary
-// directory, and PostgreSQL in a schema of their own on the server whose
-// URL is in $MCP_HUB_TEST_POSTGRES (make test starts one: scripts/pg.sh).
-// Without it the PostgreSQL half is skipped, loudly, except in CI
-// (CI=true), where that fails.
-
-// pgEnv names the variable with the URL of the test PostgreSQL server.
-const pgEnv = "MCP_HUB_TEST_POSTGRES"
+// directory, and PostgreSQL in a schema of their own (package pgtest).
 
 // testDB is an empty database of one dialect, of one test.
 type testDB struct {
@@ -47,19 +40,8 @@ func forEachDialect(t *testing.T, f func(t *testing.T, d dialect)) {
 // pgServer returns the URL of the test server, or skips (fails in CI).
 func pgServer(t testing.TB) string {
 	t.Helper()
-	u := os.Getenv(pgEnv)
-	if u == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not set in CI: the PostgreSQL store is untested (make test sets it)", pgEnv)
-		}
-		t.Skipf("SKIPPING the PostgreSQL half: %s is not set (make test starts a server and sets it; or: scripts/pg.sh run go test ./persist/)", pgEnv)
-	}
-	return u
+	return pgtest.Server(t)
 }
-
-var pgAdmin = sync.OnceValues(func() (*sqlx.DB, error) {
-	return sqlx.Open("pgx", os.Getenv(pgEnv))
-})
 
 // newTestDB returns an empty database of dialect d, removed after the
 // test.
@@ -68,26 +50,8 @@ func newTestDB(t testing.TB, d dialect) testDB {
 	if d == dialectSQLite {
 		return testDB{d: d, loc: t.TempDir()}
 	}
-	server := pgServer(t)
-	admin, err := pgAdmin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "t_" + hex.EncodeToString(b)
-	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() { _, _ = admin.Exec("DROP SCHEMA " + schema + " CASCADE") })
-	u, err := url.Parse(server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return testDB{d: d, loc: u.String()}
+	_, dsn := pgtest.Schema(t)
+	return testDB{d: d, loc: dsn}
 }
 
 // openErr opens a Store on the database.
