@@ -2,14 +2,12 @@ package persist
 
 import (
 	"errors"
-	"io"
-	"net"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/internal/pgtest"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -99,72 +97,6 @@ func TestPostgresNotify(t *testing.T) {
 	}
 }
 
-// proxy forwards 127.0.0.1 connections to a server until cut: then the
-// server looks unreachable (refused connections, dropped sessions) until
-// restored on the same port.
-type proxy struct {
-	t      *testing.T
-	target string
-	addr   string
-
-	mu    sync.Mutex
-	ln    net.Listener
-	conns []net.Conn
-}
-
-func newProxy(t *testing.T, target string) *proxy {
-	p := &proxy{t: t, target: target}
-	p.restore()
-	p.addr = p.ln.Addr().String()
-	t.Cleanup(p.cut)
-	return p
-}
-
-func (p *proxy) restore() {
-	addr := "127.0.0.1:0"
-	if p.addr != "" {
-		addr = p.addr
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		p.t.Fatalf("proxy: %v", err)
-	}
-	p.mu.Lock()
-	p.ln = ln
-	p.mu.Unlock()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", p.target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, s)
-			p.mu.Unlock()
-			go func() { _, _ = io.Copy(s, c); s.Close() }()
-			go func() { _, _ = io.Copy(c, s); c.Close() }()
-		}
-	}()
-}
-
-func (p *proxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ln != nil {
-		p.ln.Close()
-		p.ln = nil
-	}
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-}
-
 // A server that cannot be reached: reads and writes fail with an error
 // wrapping ErrUnavailable that says so (and never the password), nothing is
 // half-applied, and everything works again, notifications included, once it
@@ -175,8 +107,8 @@ func TestPostgresUnavailable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	px := newProxy(t, u.Host)
-	u.Host = px.addr
+	px := pgtest.NewProxy(t, u.Host)
+	u.Host = px.Addr()
 	u.User = url.UserPassword(u.User.Username(), "pw-s3cret")
 	other := db.open(t, nil) // directly: it stays connected
 	s, err := OpenPostgres(t.Context(), u.String(), &Options{})
@@ -193,15 +125,15 @@ func TestPostgresUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	px.cut()
+	px.Cut()
 	checkErr := func(what string, err error) {
 		t.Helper()
 		if !errors.Is(err, ErrUnavailable) || !errors.Is(err, upstream.ErrStoreUnavailable) {
 			t.Errorf("%s with the server cut off: %v; want ErrUnavailable", what, err)
 			return
 		}
-		if msg := err.Error(); !strings.Contains(msg, "cannot be reached") || !strings.Contains(msg, px.addr) || strings.Contains(msg, "s3cret") {
-			t.Errorf("%s: error %q: want it to say the store at %s cannot be reached, without the password", what, msg, px.addr)
+		if msg := err.Error(); !strings.Contains(msg, "cannot be reached") || !strings.Contains(msg, px.Addr()) || strings.Contains(msg, "s3cret") {
+			t.Errorf("%s: error %q: want it to say the store at %s cannot be reached, without the password", what, msg, px.Addr())
 		}
 	}
 	_, err = s.Create(ctx, testRecord("during"))
@@ -224,7 +156,7 @@ func TestPostgresUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	px.restore()
+	px.Restore()
 	// The listener reconnects within its reconnect delay and says changes
 	// may have been missed.
 	if !waitClosed(note, 10*time.Second) {

@@ -9,6 +9,8 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"io"
+	"net"
 	"net/url"
 	"os"
 	"sync"
@@ -63,4 +65,97 @@ func Schema(t testing.TB) (name, dsn string) {
 	q.Set("search_path", name)
 	u.RawQuery = q.Encode()
 	return name, u.String()
+}
+
+// Proxy forwards connections on a 127.0.0.1 port to a server until Cut:
+// then the server looks unreachable to whoever connects through it
+// (connections refused, sessions dropped) until Restore, on the same port.
+type Proxy struct {
+	t      testing.TB
+	target string
+	addr   string
+
+	mu    sync.Mutex
+	ln    net.Listener
+	conns []net.Conn
+}
+
+// NewProxy starts a proxy to target (host:port), closed after the test.
+func NewProxy(t testing.TB, target string) *Proxy {
+	t.Helper()
+	p := &Proxy{t: t, target: target}
+	p.Restore()
+	p.addr = p.ln.Addr().String()
+	t.Cleanup(p.Cut)
+	return p
+}
+
+// Addr is the proxy's host:port.
+func (p *Proxy) Addr() string { return p.addr }
+
+// Through returns dsn with its host:port replaced by the proxy's.
+func (p *Proxy) Through(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	u.Host = p.addr
+	return u.String()
+}
+
+// Restore accepts connections again.
+func (p *Proxy) Restore() {
+	addr := "127.0.0.1:0"
+	if p.addr != "" {
+		addr = p.addr
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		p.t.Fatalf("proxy: %v", err)
+	}
+	p.mu.Lock()
+	p.ln = ln
+	p.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", p.target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, s)
+			p.mu.Unlock()
+			go func() { _, _ = io.Copy(s, c); s.Close() }()
+			go func() { _, _ = io.Copy(c, s); c.Close() }()
+		}
+	}()
+}
+
+// Cut closes the listener and every connection through it.
+func (p *Proxy) Cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil {
+		p.ln.Close()
+		p.ln = nil
+	}
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// Host returns the host:port of the server a URL names.
+func Host(t testing.TB, dsn string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Host
 }
