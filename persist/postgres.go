@@ -131,7 +131,7 @@ func OpenPostgres(ctx context.Context, dsn string, opts *Options) (*Store, error
 	}
 	var schema sql.NullString
 	if err := s.db.GetContext(ctx, &schema, "SELECT current_schema()"); err != nil {
-		return fail(fmt.Errorf("open store: %w", err))
+		return fail(err) // it names the store
 	}
 	if !schema.Valid {
 		return fail(fmt.Errorf("open store %s: no schema of its search_path exists; create it first", where))
@@ -140,7 +140,7 @@ func OpenPostgres(ctx context.Context, dsn string, opts *Options) (*Store, error
 	s.pg.lockKey, s.pg.channel = pgKeys(schema.String)
 	conn, err := s.db.Connx(ctx)
 	if err != nil {
-		return fail(fmt.Errorf("open store: %w", classify(err)))
+		return fail(classify(err))
 	}
 	err = pgMigrate(ctx, conn, s.db.classify, where, s.pg.lockKey, migs, len(migs))
 	_ = conn.Close()

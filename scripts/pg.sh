@@ -12,7 +12,7 @@
 #   scripts/pg.sh restart DIR       start it again on the same port
 #   scripts/pg.sh destroy DIR       stop it and remove DIR
 #   scripts/pg.sh run CMD ARGS...   start one in a temporary directory, run
-#                                   CMD with MCP_HUB_TEST_POSTGRES set to its
+#                                   CMD with MCPHUB_TEST_POSTGRES set to its
 #                                   DSN, then destroy it; exits with CMD's code
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -92,9 +92,9 @@ case "${1:-}" in
     shift
     dir=$(mktemp -d "${TMPDIR:-/tmp}/mcp-hub-pg.XXXXXX")
     trap '"$here/pg.sh" destroy "$dir"' EXIT
-    MCP_HUB_TEST_POSTGRES=$(start "$dir")
-    export MCP_HUB_TEST_POSTGRES
-    echo "pg.sh: PostgreSQL for the tests at $MCP_HUB_TEST_POSTGRES" >&2
+    MCPHUB_TEST_POSTGRES=$(start "$dir")
+    export MCPHUB_TEST_POSTGRES
+    echo "pg.sh: PostgreSQL for the tests at $MCPHUB_TEST_POSTGRES" >&2
     set +e
     "$@"
     code=$?

@@ -1,5 +1,5 @@
 // Package pgtest gives tests a PostgreSQL database of their own: a fresh
-// schema on the server whose URL is in $MCP_HUB_TEST_POSTGRES (make test
+// schema on the server whose URL is in $MCPHUB_TEST_POSTGRES (make test
 // starts a throwaway server and sets it: scripts/pg.sh). Without the
 // variable a test that needs PostgreSQL is skipped, loudly, except in CI
 // (CI set), where it fails: CI must never pass without running them.
@@ -20,7 +20,7 @@ import (
 )
 
 // Env names the variable with the URL of the test server.
-const Env = "MCP_HUB_TEST_POSTGRES"
+const Env = "MCPHUB_TEST_POSTGRES"
 
 // Server returns the URL of the test server, or skips the test (fails it
 // in CI) when there is none.
