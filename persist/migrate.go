@@ -32,14 +32,6 @@ type migration struct {
 	pgSQL   string // PostgreSQL's
 }
 
-// forDialect returns the migration's SQL in the dialect.
-func (m migration) forDialect(d dialect) string {
-	if d == dialectPostgres {
-		return m.pgSQL
-	}
-	return m.sql
-}
-
 var loadMigrations = sync.OnceValues(func() ([]migration, error) {
 	names, err := fs.Glob(migrationFS, "migrations/*.sql")
 	if err != nil {
