@@ -48,12 +48,24 @@ func requireTeam(t *testing.T) {
 
 var root = sync.OnceValues(testbin.Root)
 
+// binDir holds the binaries built for the run; TestMain removes it.
+var binDir string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
 // binaries builds mcp-hub and the fixture once per run.
 var binaries = sync.OnceValues(func() ([2]string, error) {
 	dir, err := os.MkdirTemp("", "mcp-hub-team-bin-")
 	if err != nil {
 		return [2]string{}, err
 	}
+	binDir = dir
 	hub, err := testbin.Build(dir, "./cmd/mcp-hub")
 	if err != nil {
 		return [2]string{}, err

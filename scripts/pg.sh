@@ -30,7 +30,7 @@ bindir() {
 # as runs a command as the server's user.
 as() {
   if [ "$(id -u)" -eq 0 ]; then
-    runuser -u postgres -- "$@"
+    (cd / && runuser -u postgres -- "$@") # from a directory it may read
   else
     "$@"
   fi
