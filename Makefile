@@ -7,7 +7,7 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.buildVersion=$(VERSION) -X main.buildCommit=$(COMMIT)
 export CGO_ENABLED := 1
 
-.PHONY: build run test conformance deps lint bench clean release npm release-check
+.PHONY: build run test test-team conformance deps lint bench clean release npm release-check
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/mcp-hub ./cmd/mcp-hub
@@ -23,9 +23,20 @@ deps:
 	./scripts/npm-deps.sh
 
 # Every test, with the race detector. The fixture has its own tests (testdata
-# is outside ./...).
+# is outside ./...). The store's tests run on SQLite and on a throwaway
+# PostgreSQL server (scripts/pg.sh run starts it, sets MCPHUB_TEST_POSTGRES
+# and removes it after; scripts/team-deps.sh installs postgresql if missing).
 test: deps
-	$(GO) test -race -count=1 -timeout 15m ./... ./testdata/fixture/
+	./scripts/team-deps.sh postgres
+	./scripts/pg.sh run $(GO) test -race -count=1 -timeout 15m ./... ./testdata/fixture/
+
+# The team setup of deploy/README.md end to end: 3 mcp-hub replicas, HAProxy
+# with deploy/haproxy.cfg and PostgreSQL, all on this machine (failover,
+# propagation, a store outage, throughput through 1 and 3 replicas). About
+# 90 s; CI runs it after make test.
+test-team:
+	./scripts/team-deps.sh
+	MCPHUB_TEST_TEAM=1 $(GO) test -race -count=1 -timeout 10m -v -run 'TestTeam' ./deploy/
 
 # Only the official MCP conformance suite (server scenarios against the
 # hub over HTTP, client scenarios through it); make test runs it too.

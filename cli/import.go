@@ -81,8 +81,8 @@ func importServers(ctx context.Context, e *Env, cfg *config.Config, cc *clientco
 
 	// Open the store, unless a dry run would have to create it.
 	var st *persist.Store
-	if dbPath, err := hubstore.Path(cfg.DataDir); err != nil || !dryRun || fileExists(dbPath) {
-		if st, err = hubstore.Open(ctx, cfg.DataDir); err != nil {
+	if dbPath, err := hubstore.Path(cfg.DataDir); err != nil || !dryRun || cfg.Store != "" || fileExists(dbPath) {
+		if st, err = openStore(ctx, e, cfg); err != nil {
 			fmt.Fprintln(e.Stderr, "mcp-hub import:", err)
 			return ExitFail
 		}

@@ -103,15 +103,22 @@ func Serve(ctx context.Context, e *Env) int {
 		defer ln.Close()
 	}
 	serveStdio := cfg.HTTPListen == "" || *stdioToo
-	st, err := hubstore.Open(ctx, cfg.DataDir)
+	st, err := openStore(ctx, e, cfg)
 	if err != nil {
 		logger.Error("start", "err", err)
 		return ExitFail
 	}
 	defer st.Close()
+	dataDir, err := hubstore.Dir(cfg.DataDir)
+	if err != nil {
+		logger.Error("start", "err", err)
+		return ExitFail
+	}
 	// Kill what hubs that died (SIGKILL, a crash) left behind: the
-	// processes of their stdio upstreams (groups, marked daemons).
-	groups := sweep.Open(filepath.Join(filepath.Dir(st.Path()), "process-groups"))
+	// processes of their stdio upstreams (groups, marked daemons). They are
+	// this machine's: with a shared PostgreSQL store, each replica's stdio
+	// upstreams are its own.
+	groups := sweep.Open(filepath.Join(dataDir, "process-groups"))
 	if left, err := groups.Sweep(); err != nil {
 		logger.Warn("sweep the process groups of earlier hubs", "err", err)
 	} else {

@@ -141,7 +141,7 @@ func Setup(ctx context.Context, e *Env) int {
 			code = importServers(ctx, e, cfg, cc, *dryRun)
 			fmt.Fprintln(e.Stdout)
 		}
-		if moved, err = movable(ctx, cfg, cc, *dryRun); err != nil {
+		if moved, err = movable(ctx, e, cfg, cc, *dryRun); err != nil {
 			fmt.Fprintln(e.Stderr, "mcp-hub setup:", err)
 			return ExitFail
 		}
@@ -309,7 +309,7 @@ func launchesHub(v any) bool {
 // movable returns the names of the entries of cc the hub holds now (or,
 // on a dry run, would hold after importing them): approved, launched
 // exactly as the entry says, from its store or its config file.
-func movable(ctx context.Context, cfg *config.Config, cc *clientconfig.File, dryRun bool) ([]string, error) {
+func movable(ctx context.Context, e *Env, cfg *config.Config, cc *clientconfig.File, dryRun bool) ([]string, error) {
 	held := map[string]string{} // name -> fingerprint, "" when not approved
 	for _, s := range cfg.Servers {
 		held[s.Spec.Name] = s.Spec.Fingerprint()
@@ -318,8 +318,8 @@ func movable(ctx context.Context, cfg *config.Config, cc *clientconfig.File, dry
 	if err != nil {
 		return nil, err
 	}
-	if fileExists(dbPath) {
-		st, err := hubstore.Open(ctx, cfg.DataDir)
+	if cfg.Store != "" || fileExists(dbPath) {
+		st, err := openStore(ctx, e, cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -422,10 +422,10 @@ func (e *Env) stillInHub(ctx context.Context, cfg *config.Config, path string, b
 		return nil
 	}
 	dbPath, err := hubstore.Path(cfg.DataDir)
-	if err != nil || !fileExists(dbPath) {
+	if err != nil || (cfg.Store == "" && !fileExists(dbPath)) {
 		return nil
 	}
-	st, err := hubstore.Open(ctx, cfg.DataDir)
+	st, err := openStore(ctx, e, cfg)
 	if err != nil {
 		return nil
 	}

@@ -32,13 +32,23 @@ func withStore(ctx context.Context, e *Env, use string, minArgs, maxArgs int, de
 		}
 		return e.argCountError(args, minArgs)
 	}
-	st, err := hubstore.Open(ctx, cfg.DataDir)
+	st, err := openStore(ctx, e, cfg)
 	if err != nil {
 		fmt.Fprintln(e.Stderr, "mcp-hub:", err)
 		return ExitFail
 	}
 	defer st.Close()
 	return f(st, cfg, args)
+}
+
+// openStore opens the store the configuration names: hub.db in the data
+// directory, or the PostgreSQL database of the store key.
+func openStore(ctx context.Context, e *Env, cfg *config.Config) (*persist.Store, error) {
+	location, err := cfg.Store.Resolve(lookupOf(e.Environ))
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	return hubstore.OpenAt(ctx, location, cfg.DataDir)
 }
 
 // audit records what a command did in the store's audit log; the command

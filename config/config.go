@@ -40,6 +40,7 @@ type Config struct {
 	LogLevel  string `koanf:"logLevel" flag:"log-level" default:"info" enum:"debug,info,warn,error" doc:"log level"`
 	LogFormat string `koanf:"logFormat" flag:"log-format" default:"text" enum:"text,json" doc:"log format on stderr"`
 	DataDir   string `koanf:"dataDir" flag:"data-dir" default:"<user data dir>/mcp-hub" doc:"where hub.db and http-token live"`
+	Store     Source `koanf:"store" flag:"store" doc:"the registration store: empty for hub.db in dataDir (SQLite), or a postgres://user:password@host:port/database URL that several hubs share (replicas behind a load balancer); may be \"${VAR}\" or \"file:<path>\""`
 
 	CatalogSettings `koanf:"catalog"`
 

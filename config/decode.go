@@ -80,6 +80,9 @@ func decodeDoc(file string, raw map[string]any) (*Config, error) {
 	if c.HealthInterval == 0 {
 		c.HealthInterval = -1 // 0 in the file means never
 	}
+	if err := checkStore(c.Store); err != nil {
+		return nil, &Error{File: file, Key: "store", Msg: err.Error()}
+	}
 	if c.CatalogSeparator != "" && !separatorRE.MatchString(c.CatalogSeparator) {
 		return nil, &Error{File: file, Key: "catalog.separator", Msg: "must be 1 to 8 characters of [A-Za-z0-9_-]"}
 	}
@@ -395,4 +398,18 @@ func normalizeTransport(t string) string {
 		return "http"
 	}
 	return t
+}
+
+// checkStore checks the store key as written: empty or sqlite (hub.db in
+// the data directory), a postgres:// URL, or a reference resolved when the
+// store is opened. The message never repeats the value (a URL may hold a
+// password).
+func checkStore(s Source) error {
+	v := strings.ToLower(string(s))
+	switch {
+	case v == "", v == "sqlite", strings.HasPrefix(v, "postgres://"), strings.HasPrefix(v, "postgresql://"),
+		strings.HasPrefix(v, "file:"), strings.Contains(v, "${"):
+		return nil
+	}
+	return errors.New(`want a postgres://user:password@host:port/database URL, "${VAR}" or "file:<path>" naming one, or nothing (hub.db in dataDir)`)
 }

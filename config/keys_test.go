@@ -27,6 +27,7 @@ func TestKeysFromTags(t *testing.T) {
 		{"logLevel", KindString, "info", []string{"debug", "info", "warn", "error"}},
 		{"logFormat", KindString, "text", []string{"text", "json"}},
 		{"dataDir", KindString, "<user data dir>/mcp-hub", nil},
+		{"store", KindString, "", nil},
 		{"catalog", KindSection, "", nil},
 		{"catalog.policy", KindString, "merge", []string{"merge", "prefix"}},
 		{"catalog.separator", KindString, "__", nil},

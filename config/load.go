@@ -118,6 +118,7 @@ func Load(src Sources) (*Config, error) {
 func AddFlags(fs *pflag.FlagSet) {
 	fs.String("config", "", "config file (YAML or JSON; also $MCP_HUB_CONFIG; default <user config dir>/mcp-hub/hub.yaml)")
 	fs.String("data-dir", "", "data directory, holding <data dir>/hub.db and <data dir>/http-token (also $MCP_HUB_DATA_DIR; default <user data dir>/mcp-hub)")
+	fs.String("store", "", "registration store: a postgres:// URL shared by several hubs (also $MCP_HUB_STORE; default: hub.db in the data directory)")
 	fs.String("log-level", "", "debug, info, warn or error (also $MCP_HUB_LOG_LEVEL)")
 	fs.String("log-format", "", "text or json (also $MCP_HUB_LOG_FORMAT)")
 	fs.String("catalog-policy", "", "merge or prefix (also $MCP_HUB_CATALOG__POLICY)")

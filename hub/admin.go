@@ -58,6 +58,10 @@ func errNotFound(name string) error {
 	return &adminError{http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("name: no MCP server named %q is registered", name)}
 }
 func errInternal(what string, err error) error {
+	if errors.Is(err, upstream.ErrStoreUnavailable) {
+		return &adminError{http.StatusServiceUnavailable, "STORE_UNAVAILABLE", what + ": " + err.Error() +
+			"; the hub keeps serving the MCP servers it runs, but registrations cannot change until the store is back: try again then"}
+	}
 	return &adminError{http.StatusInternalServerError, "INTERNAL", what + ": " + err.Error()}
 }
 
@@ -558,6 +562,8 @@ func (h *Hub) opAdd(ctx context.Context, who string, args map[string]json.RawMes
 			"name: an MCP server named %q is already registered (source %s); use hub_update_server to change it", spec.Name, existing.Source)}
 	} else if errors.Is(err, upstream.ErrBroken) {
 		return adminResult{}, &adminError{http.StatusConflict, "ALREADY_EXISTS", fmt.Sprintf("name: %v", err)}
+	} else if errors.Is(err, upstream.ErrStoreUnavailable) {
+		return adminResult{}, errInternal("cannot read the registrations", err)
 	}
 	reg := upstream.Registration{
 		Spec: spec, Enabled: boolArg(args, "enabled", true), AutoConnect: boolArg(args, "autoConnect", true),

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
 	"github.com/mcp-hub/mcp-hub/upstream"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -76,8 +77,11 @@ type httpFront struct {
 // HTTPHandler returns an http.Handler serving the hub: streamable HTTP MCP at
 // /mcp, legacy SSE at /sse (messages POSTed to /message), /healthz,
 // /readyz, /metrics and the admin API under /api/servers. Every route but
-// /healthz requires the bearer token (unless NoAuth), and every route checks
-// Host and Origin.
+// /healthz and /readyz requires the bearer token (unless NoAuth), and every
+// route checks Host and Origin. /healthz is liveness (the process serves);
+// /readyz is readiness, for load balancers: 200 once Start returned and
+// while the store can be reached, else 503; only a request with the token
+// gets its details.
 func (h *Hub) HTTPHandler(opts *HTTPOptions) (http.Handler, error) {
 	var o HTTPOptions
 	if opts != nil {
@@ -134,7 +138,7 @@ func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if r.URL.Path != "/healthz" {
+	if r.URL.Path != "/healthz" && r.URL.Path != "/readyz" {
 		if msg, ok := f.checkToken(r); !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-hub", error="invalid_token"`)
 			rpcHTTPError(w, http.StatusUnauthorized, msg)
@@ -242,7 +246,39 @@ func (f *httpFront) serveHealthz(w http.ResponseWriter, _ *http.Request) {
 	_, _ = io.WriteString(w, "ok\n")
 }
 
+// storePinger is a Store that can check it reaches its database cheaply.
+type storePinger interface {
+	Ping(ctx context.Context) error
+}
+
 func (f *httpFront) serveReadyz(w http.ResponseWriter, r *http.Request) {
+	status, storeState := http.StatusOK, "none"
+	if st := f.h.opts.Store; st != nil {
+		storeState = "ok"
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		var err error
+		if p, ok := st.(storePinger); ok {
+			err = p.Ping(ctx)
+		} else {
+			_, err = st.List(ctx)
+		}
+		if err != nil {
+			storeState, status = "error: "+redact.Text(err.Error()), http.StatusServiceUnavailable
+		}
+		cancel()
+	}
+	starting := f.h.starting.Load()
+	if starting {
+		status = http.StatusServiceUnavailable
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if _, ok := f.checkToken(r); !ok {
+		// A load balancer's check: the verdict, nothing about the hub.
+		w.WriteHeader(status)
+		_, _ = fmt.Fprintf(w, `{"ready":%t}`+"\n", status == http.StatusOK)
+		return
+	}
 	total, connected := 0, 0
 	for _, u := range f.h.mgr.List() {
 		total++
@@ -250,20 +286,10 @@ func (f *httpFront) serveReadyz(w http.ResponseWriter, r *http.Request) {
 			connected++
 		}
 	}
-	status, storeState := http.StatusOK, "none"
-	if st := f.h.opts.Store; st != nil {
-		storeState = "ok"
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		if _, err := st.List(ctx); err != nil {
-			storeState, status = "error: "+err.Error(), http.StatusServiceUnavailable
-		}
-		cancel()
-	}
 	body, _ := json.Marshal(map[string]any{
-		"store": storeState, "upstreams": map[string]int{"connected": connected, "total": total},
+		"store": storeState, "starting": starting, "upstreams": map[string]int{"connected": connected, "total": total},
 		"sessions": f.h.sessionCount(), "ready": status == http.StatusOK,
 	})
-	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

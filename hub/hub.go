@@ -93,6 +93,7 @@ type Hub struct {
 	mgrOpts     upstream.Options // the manager's effective options
 	saveKick    chan struct{}    // capacity 1: wakes saveLoop
 	wg          sync.WaitGroup   // followStore, saveLoop
+	starting    atomic.Bool      // Start is running: not ready
 	reconcileMu sync.Mutex       // serializes reconcile
 	pins        pinState         // tool pins and what they hold back
 
@@ -103,6 +104,7 @@ type Hub struct {
 	cached     map[string]upstream.Inventory // capability cache read at Start
 	local      map[string]bool               // added by AddUpstream: not stored, not gated
 	configured map[string]ConfigServer       // the config file's upstreams (hubs without a store)
+	approved   map[string]string             // approved fingerprints as the store said last (reconcile)
 	changed    chan struct{}                 // closed and replaced after each rebuild
 	closed     bool
 

@@ -58,6 +58,8 @@ var ErrApprovalRequired = errors.New("approval required")
 // a Store it then keeps following the store (changes made by the mcp-hub
 // command line, or another hub) until Close.
 func (h *Hub) Start(ctx context.Context, config []ConfigServer) error {
+	h.starting.Store(true) // not ready (/readyz) until it returns
+	defer h.starting.Store(false)
 	if err := h.allowedConfig(config); err != nil {
 		return err
 	}
@@ -85,11 +87,26 @@ func (h *Hub) Start(ctx context.Context, config []ConfigServer) error {
 	return nil
 }
 
-// syncConfig makes the store's source=config rows match the file: the file
-// is the operator's truth for its names. A stored registration of another
-// source under a name the file uses is replaced, and the replacement is
-// reported (log and audit), never silent.
+// syncConfig makes the store's source=config rows match the file (see
+// syncConfigOnce). Hubs that share a store (replicas starting together)
+// may register the same names at once: the one that finds them taken
+// reads the store again and compares, so the file is stored once, without
+// a leader.
 func (h *Hub) syncConfig(ctx context.Context, config []ConfigServer) error {
+	for attempt := 1; ; attempt++ {
+		err := h.syncConfigOnce(ctx, config)
+		if err == nil || !errors.Is(err, upstream.ErrExists) || attempt == 5 {
+			return err
+		}
+		h.logger.Debug("config upstreams registered meanwhile by another hub on the store; comparing again", "err", err)
+	}
+}
+
+// syncConfigOnce makes the store's source=config rows match the file: the
+// file is the operator's truth for its names. A stored registration of
+// another source under a name the file uses is replaced, and the
+// replacement is reported (log and audit), never silent.
+func (h *Hub) syncConfigOnce(ctx context.Context, config []ConfigServer) error {
 	st := h.opts.Store
 	if err := h.replaceBroken(ctx, config); err != nil {
 		return err
@@ -174,6 +191,7 @@ func (h *Hub) reconcileLocked(ctx context.Context) ([]<-chan struct{}, error) {
 		return stops, fmt.Errorf("store: %w", err) // never serve unchecked tools
 	}
 	h.setPolicies(regs)
+	h.rememberApprovals(regs)
 	h.warnBroken(ctx)
 	want := map[string]upstream.Registration{}
 	for _, r := range regs {
@@ -239,6 +257,28 @@ func (h *Hub) reconcileLocked(ctx context.Context) ([]<-chan struct{}, error) {
 	return stops, nil
 }
 
+// rememberApprovals keeps the fingerprints the store approved, for gate
+// while the store cannot be reached.
+func (h *Hub) rememberApprovals(regs []upstream.Registration) {
+	approved := make(map[string]string, len(regs))
+	for _, r := range regs {
+		if r.Approved() {
+			approved[r.Spec.Name] = r.ApprovedHash
+		}
+	}
+	h.mu.Lock()
+	h.approved = approved
+	h.mu.Unlock()
+}
+
+// lastApproved returns the fingerprint the store approved for the named
+// upstream when the hub last read it ("" for none).
+func (h *Hub) lastApproved(name string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.approved[name]
+}
+
 // errStillApproved aborts a revoke whose registration was approved again
 // (or changed) since it was read.
 var errStillApproved = errors.New("approval holds")
@@ -271,6 +311,13 @@ func (h *Hub) gate(ctx context.Context, spec upstream.Spec) error {
 	}
 	r, err := h.opts.Store.Get(ctx, spec.Name)
 	if err != nil {
+		if errors.Is(err, upstream.ErrStoreUnavailable) && h.lastApproved(spec.Name) == spec.Fingerprint() {
+			// The store is down: what it said last still holds (the hub
+			// runs what was approved then, as it keeps serving the rest).
+			h.warnOnce("gate-offline\x00"+spec.Name, "store unreachable: (re)starting an upstream under the approval read before the outage",
+				"upstream", spec.Name, "err", err)
+			return nil
+		}
 		return fmt.Errorf("%w: %v", ErrApprovalRequired, err)
 	}
 	switch {
@@ -358,17 +405,38 @@ func (h *Hub) applyConfig(config []ConfigServer) error {
 	return errors.Join(errs...)
 }
 
+// StoreNotifier is a [Store] that can tell when another process commits a
+// change (PostgreSQL's LISTEN/NOTIFY): the hub then applies it at once
+// instead of at its next poll. Notify returns a channel closed at the next
+// such change; nil means never (the hub polls Changed every StorePoll).
+type StoreNotifier interface {
+	Notify() <-chan struct{}
+}
+
 // followStore reconciles whenever another process changes the store (the
-// command line approves an upstream, say). It exits when the hub closes.
+// command line approves an upstream, another replica registers one): at
+// once when the store notifies, else at its next poll. It exits when the
+// hub closes.
 func (h *Hub) followStore() {
 	t := time.NewTicker(h.opts.StorePoll)
 	defer t.Stop()
+	notifier, _ := h.opts.Store.(StoreNotifier)
+	notified := func() <-chan struct{} {
+		if notifier == nil {
+			return nil
+		}
+		return notifier.Notify()
+	}
+	note := notified()
+	failing := false
 	for {
 		select {
 		case <-h.stop:
 			return
 		case <-t.C:
+		case <-note:
 		}
+		note = notified() // before Changed: a change committed from now on closes it
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		changed, err := h.opts.Store.Changed(ctx)
 		if err == nil && changed {
@@ -376,9 +444,14 @@ func (h *Hub) followStore() {
 			h.upstreamChanged("")
 		}
 		cancel()
-		if err != nil {
-			h.logger.Warn("follow store", "err", err)
+		switch {
+		case err != nil && !failing:
+			// Once per outage: the hub keeps serving what it has.
+			h.logger.Warn("follow store: changes made elsewhere are not applied until it is back", "err", err)
+		case err == nil && failing:
+			h.logger.Info("follow store: the store is back")
 		}
+		failing = err != nil
 	}
 }
 

@@ -10,8 +10,10 @@ package hubstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/persist"
@@ -39,11 +41,30 @@ func Path(dataDir string) (string, error) {
 // Open opens the store in the data directory dataDir ("" for the default
 // one), creating it when missing.
 func Open(ctx context.Context, dataDir string) (*persist.Store, error) {
-	dir, err := Dir(dataDir)
-	if err != nil {
-		return nil, fmt.Errorf("data dir: %w", err)
+	return OpenAt(ctx, "", dataDir)
+}
+
+// OpenAt opens the store the configuration names: location is the store
+// key, resolved ("${VAR}" and "file:" already read): "" or "sqlite" for
+// hub.db in the data directory dataDir ("" for the default one), or a
+// postgres:// URL for a PostgreSQL database several hubs share.
+func OpenAt(ctx context.Context, location, dataDir string) (*persist.Store, error) {
+	var (
+		st  *persist.Store
+		err error
+	)
+	switch {
+	case location == "" || strings.EqualFold(location, "sqlite"):
+		dir, derr := Dir(dataDir)
+		if derr != nil {
+			return nil, fmt.Errorf("data dir: %w", derr)
+		}
+		st, err = persist.Open(ctx, dir, nil)
+	case persist.SchemeOK(location):
+		st, err = persist.OpenPostgres(ctx, location, nil)
+	default:
+		return nil, errors.New("open the registration store: store: want a postgres:// URL, or nothing for hub.db in the data directory")
 	}
-	st, err := persist.Open(ctx, dir, nil)
 	if err != nil {
 		return nil, fmt.Errorf("open the registration store: %w", err)
 	}

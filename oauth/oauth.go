@@ -322,7 +322,9 @@ func (c *Client) succeeded() {
 }
 
 // WaitLogin implements upstream.AuthClient: it polls the store until a
-// token other than the one the client last had is there (a login's).
+// token other than the one the client last had is there (a login's). A
+// store that notifies of changes (PostgreSQL, shared by replicas: a login
+// on another hub) is read again at once.
 func (c *Client) WaitLogin(ctx context.Context) error {
 	c.mu.Lock()
 	var had string
@@ -332,11 +334,18 @@ func (c *Client) WaitLogin(ctx context.Context) error {
 	c.mu.Unlock()
 	t := time.NewTicker(c.a.opts.Poll)
 	defer t.Stop()
+	notifier, _ := c.a.opts.Store.(interface{ Notify() <-chan struct{} })
+	var note <-chan struct{}
+	if notifier != nil {
+		note = notifier.Notify()
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-t.C:
+		case <-note:
+			note = notifier.Notify()
 		}
 		st, err := c.a.opts.Store.Token(ctx, c.name)
 		if err != nil || st.Resource != c.resource || st.AccessToken == had {

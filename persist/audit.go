@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/jmoiron/sqlx"
 )
 
 // AuditEntry is one line of the audit log.
@@ -49,7 +47,7 @@ func (s *Store) Audit(ctx context.Context, e AuditEntry) error {
 		}
 		row.Detail = sql.NullString{String: string(b), Valid: true}
 	}
-	return s.write(ctx, func(tx *sqlx.Tx) error {
+	return s.writeLocal(ctx, func(tx txx) error {
 		_, err := tx.NamedExecContext(ctx, `INSERT INTO audit (at, actor, action, upstream, detail)
 			VALUES (:at, :actor, :action, :upstream, :detail)`, row)
 		if err != nil {
@@ -62,17 +60,18 @@ func (s *Store) Audit(ctx context.Context, e AuditEntry) error {
 // AuditLog returns the newest limit entries about the named upstream (all
 // upstreams when upstream is ""), oldest first. A limit <= 0 means no limit.
 func (s *Store) AuditLog(ctx context.Context, upstream string, limit int) ([]AuditEntry, error) {
-	if limit <= 0 {
-		limit = -1 // no limit in SQLite
-	}
-	where, args := "", []any{limit}
+	where, args := "", []any{}
 	if upstream != "" {
-		where, args = "WHERE upstream = ?", []any{upstream, limit}
+		where, args = "WHERE upstream = ?", []any{upstream}
+	}
+	lim := ""
+	if limit > 0 {
+		lim, args = " LIMIT ?", append(args, limit)
 	}
 	var rows []auditRow
 	err := s.db.SelectContext(ctx, &rows, `SELECT at, actor, action, upstream, detail FROM (
-		SELECT id, at, actor, action, upstream, detail FROM audit `+where+` ORDER BY id DESC LIMIT ?
-		) ORDER BY id`, args...)
+		SELECT id, at, actor, action, upstream, detail FROM audit `+where+` ORDER BY id DESC`+lim+`
+		) AS newest ORDER BY id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read audit log: %w", err)
 	}

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/jmoiron/sqlx"
 )
 
 // Capabilities is what an upstream listed when the hub last synced it. Each
@@ -86,7 +84,7 @@ func (s *Store) SaveCapabilities(ctx context.Context, name string, c Capabilitie
 		}
 		row.ServerInfo = sql.NullString{String: string(b), Valid: true}
 	}
-	return s.write(ctx, func(tx *sqlx.Tx) error {
+	return s.writeLocal(ctx, func(tx txx) error {
 		err := tx.GetContext(ctx, &row.UpstreamID, "SELECT id FROM upstreams WHERE name = ?", name)
 		if errors.Is(err, sql.ErrNoRows) {
 			return notFound(name)

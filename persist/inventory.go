@@ -8,8 +8,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -75,7 +73,7 @@ type statusRow struct {
 // SaveStatus records an upstream's current state, reported by this process.
 // An unregistered upstream is ignored (it may have just been removed).
 func (s *Store) SaveStatus(ctx context.Context, st upstream.Status) error {
-	return s.write(ctx, func(tx *sqlx.Tx) error {
+	return s.writeLocal(ctx, func(tx txx) error {
 		var id string
 		err := tx.GetContext(ctx, &id, "SELECT id FROM upstreams WHERE name = ?", st.Name)
 		if errors.Is(err, sql.ErrNoRows) {

@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 
 func runChild(role string) int {
 	ctx := context.Background()
-	dir := os.Getenv("PERSIST_TEST_DIR")
+	db := childDB()
 	fail := func(format string, args ...any) int {
 		fmt.Printf("error: "+format+"\n", args...)
 		return 1
@@ -48,7 +48,7 @@ func runChild(role string) int {
 		if err := waitGo(); err != nil {
 			return fail("stdin: %v", err)
 		}
-		s, err := Open(ctx, dir, nil)
+		s, err := db.openErr(ctx, nil)
 		if err != nil {
 			return fail("open: %v", err)
 		}
@@ -62,7 +62,7 @@ func runChild(role string) int {
 		// 200 writes from 4 goroutines: 100 Creates of own rows and 100
 		// read-modify-write increments of the shared counter row.
 		id := os.Getenv("PERSIST_TEST_ID")
-		s, err := Open(ctx, dir, nil)
+		s, err := db.openErr(ctx, nil)
 		if err != nil {
 			return fail("open: %v", err)
 		}
@@ -105,7 +105,7 @@ func runChild(role string) int {
 		// after its commit returned, until the parent kills us.
 		seed, _ := strconv.ParseUint(os.Getenv("PERSIST_TEST_SEED"), 10, 64)
 		ops := crashOps(seed, os.Getenv("PERSIST_TEST_PREFIX"))
-		s, err := Open(ctx, dir, nil)
+		s, err := db.openErr(ctx, nil)
 		if err != nil {
 			return fail("open: %v", err)
 		}

@@ -14,17 +14,22 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-// The schema migrations, applied in order. File NNNN_*.sql takes the schema
-// from version NNNN-1 to NNNN; versions are contiguous from 1. Never edit a
-// released migration: add a new file.
+// The schema migrations, applied in order, for both dialects: one list.
+// File migrations/NNNN_*.sql takes the schema from version NNNN-1 to NNNN;
+// versions are contiguous from 1. Where PostgreSQL needs other SQL than
+// SQLite (types: BOOLEAN, identity columns, collations), a file of the same
+// name in migrations/postgres/ replaces it there; every other migration
+// runs as is on both. Never edit a released migration: add a new file (and
+// its PostgreSQL form when the dialects differ).
 //
-//go:embed migrations/*.sql
+//go:embed migrations/*.sql migrations/postgres/*.sql
 var migrationFS embed.FS
 
 type migration struct {
 	version int
 	name    string
-	sql     string
+	sql     string // SQLite's (and PostgreSQL's, unless pgSQL differs)
+	pgSQL   string // PostgreSQL's
 }
 
 var loadMigrations = sync.OnceValues(func() ([]migration, error) {
@@ -33,6 +38,7 @@ var loadMigrations = sync.OnceValues(func() ([]migration, error) {
 		return nil, fmt.Errorf("load migrations: %w", err)
 	}
 	var migs []migration
+	byName := map[string]int{}
 	for _, n := range names {
 		base := path.Base(n)
 		num, _, ok := strings.Cut(base, "_")
@@ -44,7 +50,23 @@ var loadMigrations = sync.OnceValues(func() ([]migration, error) {
 		if err != nil {
 			return nil, fmt.Errorf("load migrations: %w", err)
 		}
-		migs = append(migs, migration{version: v, name: base, sql: string(b)})
+		byName[base] = len(migs)
+		migs = append(migs, migration{version: v, name: base, sql: string(b), pgSQL: string(b)})
+	}
+	pgNames, err := fs.Glob(migrationFS, "migrations/postgres/*.sql")
+	if err != nil {
+		return nil, fmt.Errorf("load migrations: %w", err)
+	}
+	for _, n := range pgNames {
+		i, ok := byName[path.Base(n)]
+		if !ok {
+			return nil, fmt.Errorf("load migrations: %s replaces no migration of migrations/", n)
+		}
+		b, err := migrationFS.ReadFile(n)
+		if err != nil {
+			return nil, fmt.Errorf("load migrations: %w", err)
+		}
+		migs[i].pgSQL = string(b)
 	}
 	sort.Slice(migs, func(i, j int) bool { return migs[i].version < migs[j].version })
 	for i, m := range migs {
@@ -99,7 +121,7 @@ func migrateStep(ctx context.Context, conn *sqlx.Conn, dbPath string, migs []mig
 		return 0, fmt.Errorf("migrate %s to version %d (%s): %w", dbPath, m.version, m.name, err)
 	}
 	if hook := dataMigrations[m.version]; hook != nil {
-		if err := hook(ctx, tx); err != nil {
+		if err := hook(ctx, txx{Tx: tx}); err != nil {
 			return 0, fmt.Errorf("migrate %s to version %d (%s): %w", dbPath, m.version, m.name, err)
 		}
 	}

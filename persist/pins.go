@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -67,7 +65,7 @@ func (s *Store) RecordPins(ctx context.Context, name string, rec upstream.PinRec
 		detail = sql.NullString{String: string(b), Valid: true}
 	}
 	now := formatTime(s.stamp())
-	return s.write(ctx, func(tx *sqlx.Tx) error {
+	return s.write(ctx, func(tx txx) error {
 		var id string
 		err := tx.GetContext(ctx, &id, "SELECT id FROM upstreams WHERE name = ?", name)
 		if errors.Is(err, sql.ErrNoRows) {

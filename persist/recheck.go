@@ -6,15 +6,13 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // dataMigrations are the steps of a schema migration that need Go: each
 // runs right after the SQL of its version, in the same transaction, so it
 // runs exactly once per database, whoever opens it first.
-var dataMigrations = map[int]func(ctx context.Context, tx *sqlx.Tx) error{
+var dataMigrations = map[int]func(ctx context.Context, tx txx) error{
 	4: recheckApprovals,
 }
 
@@ -25,7 +23,7 @@ var dataMigrations = map[int]func(ctx context.Context, tx *sqlx.Tx) error{
 // the new fingerprint. Each approval taken back is written to the audit
 // log. A row whose spec cannot be decoded is left as it is: its approval
 // can never match a fingerprint.
-func recheckApprovals(ctx context.Context, tx *sqlx.Tx) error {
+func recheckApprovals(ctx context.Context, tx txx) error {
 	var rows []struct {
 		Name         string `db:"name"`
 		Config       string `db:"config"`

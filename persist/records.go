@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jmoiron/sqlx"
 
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -219,9 +218,9 @@ func (s *Store) Get(ctx context.Context, name string) (Record, error) {
 	return getRecord(ctx, s.db, name)
 }
 
-func getRecord(ctx context.Context, q sqlx.QueryerContext, name string) (Record, error) {
+func getRecord(ctx context.Context, q getter, name string) (Record, error) {
 	var row upstreamRow
-	err := sqlx.GetContext(ctx, q, &row, "SELECT "+upstreamCols+" FROM upstreams WHERE name = ?", name)
+	err := q.GetContext(ctx, &row, "SELECT "+upstreamCols+" FROM upstreams WHERE name = ?", name)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Record{}, notFound(name)
 	}
@@ -265,7 +264,7 @@ func (s *Store) CreateAll(ctx context.Context, rs []Record) ([]Record, error) {
 	if len(rows) == 0 {
 		return out, nil
 	}
-	err := s.write(ctx, func(tx *sqlx.Tx) error {
+	err := s.write(ctx, func(tx txx) error {
 		for _, row := range rows {
 			_, err := tx.NamedExecContext(ctx, `INSERT INTO upstreams (`+upstreamCols+`) VALUES (
 				:id, :name, :description, :transport, :config, :enabled, :auto_connect,
@@ -293,7 +292,7 @@ func (s *Store) CreateAll(ctx context.Context, rs []Record) ([]Record, error) {
 // ignored, and UpdatedAt is set to the current time.
 func (s *Store) Update(ctx context.Context, name string, fn func(*Record) error) (Record, error) {
 	var out Record
-	err := s.write(ctx, func(tx *sqlx.Tx) error {
+	err := s.write(ctx, func(tx txx) error {
 		old, err := getRecord(ctx, tx, name)
 		if err != nil {
 			return err
@@ -330,7 +329,7 @@ func (s *Store) Update(ctx context.Context, name string, fn func(*Record) error)
 // Delete removes the named upstream, its capabilities and its OAuth token,
 // or returns an error wrapping [ErrNotFound].
 func (s *Store) Delete(ctx context.Context, name string) error {
-	return s.write(ctx, func(tx *sqlx.Tx) error {
+	return s.write(ctx, func(tx txx) error {
 		res, err := tx.ExecContext(ctx, "DELETE FROM upstreams WHERE name = ?", name)
 		if err != nil {
 			return fmt.Errorf("delete upstream %q: %w", name, err)

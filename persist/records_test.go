@@ -51,167 +51,164 @@ func fakeClock() func() time.Time {
 	return func() time.Time { return base.Add(time.Duration(n.Add(1)) * time.Second) }
 }
 
-func openClocked(t *testing.T) *Store {
+func openClocked(t *testing.T, d dialect) *Store {
 	t.Helper()
-	s, err := Open(t.Context(), t.TempDir(), &Options{Now: fakeClock()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
+	return newTestDB(t, d).open(t, &Options{Now: fakeClock()})
 }
 
 func TestCRUDRoundTrip(t *testing.T) {
-	s := openClocked(t)
-	ctx := t.Context()
-	spec := fullSpec("full")
-	in := Record{
-		Spec: spec, Enabled: true, AutoConnect: true, Source: SourceCLI,
-		Approval: ApprovalApproved, ApprovedHash: spec.Fingerprint(),
-	}
-	created, err := s.Create(ctx, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if created.ID == "" || len(created.ID) != 36 || created.ID[14] != '4' {
-		t.Errorf("ID %q is not a UUID v4", created.ID)
-	}
-	if created.CreatedAt.IsZero() || !created.CreatedAt.Equal(created.UpdatedAt) || created.CreatedAt.Location() != time.UTC {
-		t.Errorf("timestamps: created %v updated %v", created.CreatedAt, created.UpdatedAt)
-	}
-	want := in
-	want.ID, want.CreatedAt, want.UpdatedAt = created.ID, created.CreatedAt, created.UpdatedAt
-	if d := cmp.Diff(want, created); d != "" {
-		t.Errorf("Create returned (-want +got):\n%s", d)
-	}
-	got, err := s.Get(ctx, "full")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("Get (-want +got):\n%s", d)
-	}
-	if !got.Approved() {
-		t.Error("Approved() = false for an approved record")
-	}
-
-	// Columns mirror the spec.
-	var cols struct {
-		Description string `db:"description"`
-		Transport   string `db:"transport"`
-		Config      string `db:"config"`
-	}
-	if err := s.db.GetContext(ctx, &cols, "SELECT description, transport, config FROM upstreams WHERE name = 'full'"); err != nil {
-		t.Fatal(err)
-	}
-	if cols.Description != spec.Description || cols.Transport != "stdio" || !json.Valid([]byte(cols.Config)) {
-		t.Errorf("columns: %+v", cols)
-	}
-
-	// Duplicates.
-	if _, err := s.Create(ctx, in); !errors.Is(err, ErrExists) {
-		t.Errorf("duplicate name: %v, want ErrExists", err)
-	}
-	dupID := testRecord("other")
-	dupID.ID = created.ID
-	if _, err := s.Create(ctx, dupID); !errors.Is(err, ErrExists) {
-		t.Errorf("duplicate id: %v, want ErrExists", err)
-	}
-	bad := testRecord("bad")
-	bad.Source = "web"
-	if _, err := s.Create(ctx, bad); err == nil {
-		t.Error("invalid source accepted")
-	}
-
-	// List is ordered by name.
-	for _, n := range []string{"zeta", "alpha"} {
-		if _, err := s.Create(ctx, testRecord(n)); err != nil {
+	forEachDialect(t, func(t *testing.T, d dialect) {
+		s := openClocked(t, d)
+		ctx := t.Context()
+		spec := fullSpec("full")
+		in := Record{
+			Spec: spec, Enabled: true, AutoConnect: true, Source: SourceCLI,
+			Approval: ApprovalApproved, ApprovedHash: spec.Fingerprint(),
+		}
+		created, err := s.Create(ctx, in)
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	list, err := s.List(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, r := range list {
-		names = append(names, r.Spec.Name)
-	}
-	if d := cmp.Diff([]string{"alpha", "full", "zeta"}, names); d != "" {
-		t.Errorf("List order (-want +got):\n%s", d)
-	}
-	if d := cmp.Diff(want, list[1]); d != "" {
-		t.Errorf("List record (-want +got):\n%s", d)
-	}
+		if created.ID == "" || len(created.ID) != 36 || created.ID[14] != '4' {
+			t.Errorf("ID %q is not a UUID v4", created.ID)
+		}
+		if created.CreatedAt.IsZero() || !created.CreatedAt.Equal(created.UpdatedAt) || created.CreatedAt.Location() != time.UTC {
+			t.Errorf("timestamps: created %v updated %v", created.CreatedAt, created.UpdatedAt)
+		}
+		want := in
+		want.ID, want.CreatedAt, want.UpdatedAt = created.ID, created.CreatedAt, created.UpdatedAt
+		if d := cmp.Diff(want, created); d != "" {
+			t.Errorf("Create returned (-want +got):\n%s", d)
+		}
+		got, err := s.Get(ctx, "full")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("Get (-want +got):\n%s", d)
+		}
+		if !got.Approved() {
+			t.Error("Approved() = false for an approved record")
+		}
 
-	// Update.
-	upd, err := s.Update(ctx, "full", func(r *Record) error {
-		r.Spec.Args = append(r.Spec.Args, "--verbose")
-		r.Enabled = false
-		r.ID = "ignored"
-		r.CreatedAt = time.Time{}
-		return nil
+		// Columns mirror the spec.
+		var cols struct {
+			Description string `db:"description"`
+			Transport   string `db:"transport"`
+			Config      string `db:"config"`
+		}
+		if err := s.db.GetContext(ctx, &cols, "SELECT description, transport, config FROM upstreams WHERE name = 'full'"); err != nil {
+			t.Fatal(err)
+		}
+		if cols.Description != spec.Description || cols.Transport != "stdio" || !json.Valid([]byte(cols.Config)) {
+			t.Errorf("columns: %+v", cols)
+		}
+
+		// Duplicates.
+		if _, err := s.Create(ctx, in); !errors.Is(err, ErrExists) {
+			t.Errorf("duplicate name: %v, want ErrExists", err)
+		}
+		dupID := testRecord("other")
+		dupID.ID = created.ID
+		if _, err := s.Create(ctx, dupID); !errors.Is(err, ErrExists) {
+			t.Errorf("duplicate id: %v, want ErrExists", err)
+		}
+		bad := testRecord("bad")
+		bad.Source = "web"
+		if _, err := s.Create(ctx, bad); err == nil {
+			t.Error("invalid source accepted")
+		}
+
+		// List is ordered by name.
+		for _, n := range []string{"zeta", "alpha"} {
+			if _, err := s.Create(ctx, testRecord(n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		list, err := s.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, r := range list {
+			names = append(names, r.Spec.Name)
+		}
+		if d := cmp.Diff([]string{"alpha", "full", "zeta"}, names); d != "" {
+			t.Errorf("List order (-want +got):\n%s", d)
+		}
+		if d := cmp.Diff(want, list[1]); d != "" {
+			t.Errorf("List record (-want +got):\n%s", d)
+		}
+
+		// Update.
+		upd, err := s.Update(ctx, "full", func(r *Record) error {
+			r.Spec.Args = append(r.Spec.Args, "--verbose")
+			r.Enabled = false
+			r.ID = "ignored"
+			r.CreatedAt = time.Time{}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if upd.ID != created.ID || !upd.CreatedAt.Equal(created.CreatedAt) || !upd.UpdatedAt.After(created.UpdatedAt) {
+			t.Errorf("Update: id %q created %v updated %v", upd.ID, upd.CreatedAt, upd.UpdatedAt)
+		}
+		if upd.Approved() {
+			t.Error("Approved() still true after the launch spec changed")
+		}
+		got, err = s.Get(ctx, "full")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(upd, got); d != "" {
+			t.Errorf("Get after Update (-want +got):\n%s", d)
+		}
+
+		// Rename, and rename onto a taken name.
+		if _, err := s.Update(ctx, "full", func(r *Record) error { r.Spec.Name = "renamed"; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Get(ctx, "full"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("old name after rename: %v", err)
+		}
+		if _, err := s.Update(ctx, "renamed", func(r *Record) error { r.Spec.Name = "alpha"; return nil }); !errors.Is(err, ErrExists) {
+			t.Errorf("rename onto taken name: %v, want ErrExists", err)
+		}
+
+		// fn's error aborts and is returned; its changes are dropped.
+		errStop := errors.New("stop")
+		before, _ := s.Get(ctx, "renamed")
+		if _, err := s.Update(ctx, "renamed", func(r *Record) error {
+			r.Spec.Description = "half-done"
+			return errStop
+		}); !errors.Is(err, errStop) {
+			t.Errorf("Update fn error: %v", err)
+		}
+		after, _ := s.Get(ctx, "renamed")
+		if d := cmp.Diff(before, after); d != "" {
+			t.Errorf("aborted Update changed the record:\n%s", d)
+		}
+
+		// Not found.
+		if _, err := s.Get(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Get: %v", err)
+		}
+		if _, err := s.Update(ctx, "nope", func(*Record) error { return nil }); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Update: %v", err)
+		}
+		if err := s.Delete(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Delete: %v", err)
+		}
+
+		// Delete.
+		if err := s.Delete(ctx, "renamed"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Get(ctx, "renamed"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Get after Delete: %v", err)
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if upd.ID != created.ID || !upd.CreatedAt.Equal(created.CreatedAt) || !upd.UpdatedAt.After(created.UpdatedAt) {
-		t.Errorf("Update: id %q created %v updated %v", upd.ID, upd.CreatedAt, upd.UpdatedAt)
-	}
-	if upd.Approved() {
-		t.Error("Approved() still true after the launch spec changed")
-	}
-	got, err = s.Get(ctx, "full")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := cmp.Diff(upd, got); d != "" {
-		t.Errorf("Get after Update (-want +got):\n%s", d)
-	}
-
-	// Rename, and rename onto a taken name.
-	if _, err := s.Update(ctx, "full", func(r *Record) error { r.Spec.Name = "renamed"; return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Get(ctx, "full"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("old name after rename: %v", err)
-	}
-	if _, err := s.Update(ctx, "renamed", func(r *Record) error { r.Spec.Name = "alpha"; return nil }); !errors.Is(err, ErrExists) {
-		t.Errorf("rename onto taken name: %v, want ErrExists", err)
-	}
-
-	// fn's error aborts and is returned; its changes are dropped.
-	errStop := errors.New("stop")
-	before, _ := s.Get(ctx, "renamed")
-	if _, err := s.Update(ctx, "renamed", func(r *Record) error {
-		r.Spec.Description = "half-done"
-		return errStop
-	}); !errors.Is(err, errStop) {
-		t.Errorf("Update fn error: %v", err)
-	}
-	after, _ := s.Get(ctx, "renamed")
-	if d := cmp.Diff(before, after); d != "" {
-		t.Errorf("aborted Update changed the record:\n%s", d)
-	}
-
-	// Not found.
-	if _, err := s.Get(ctx, "nope"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("Get: %v", err)
-	}
-	if _, err := s.Update(ctx, "nope", func(*Record) error { return nil }); !errors.Is(err, ErrNotFound) {
-		t.Errorf("Update: %v", err)
-	}
-	if err := s.Delete(ctx, "nope"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("Delete: %v", err)
-	}
-
-	// Delete.
-	if err := s.Delete(ctx, "renamed"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Get(ctx, "renamed"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("Get after Delete: %v", err)
-	}
 }
 
 // A6 and issue 12: an approved row is no longer approved once anything
@@ -219,43 +216,89 @@ func TestCRUDRoundTrip(t *testing.T) {
 // back, secret values included; tuning fields (description, timeouts) are
 // not covered.
 func TestApprovedDetectsTampering(t *testing.T) {
+	set := func(path ...any) func(map[string]any) {
+		v := path[len(path)-1]
+		keys := path[:len(path)-1]
+		return func(m map[string]any) {
+			var cur any = m
+			for i, k := range keys {
+				last := i == len(keys)-1
+				switch c := cur.(type) {
+				case map[string]any:
+					if last {
+						if v == nil {
+							delete(c, k.(string))
+						} else {
+							c[k.(string)] = v
+						}
+						return
+					}
+					if c[k.(string)] == nil {
+						c[k.(string)] = map[string]any{}
+					}
+					cur = c[k.(string)]
+				case []any:
+					if last {
+						c[k.(int)] = v
+						return
+					}
+					cur = c[k.(int)]
+				}
+			}
+		}
+	}
 	for _, tc := range []struct {
-		edit         string // a json_set/json_remove expression on config
+		name         string
+		edit         func(config map[string]any)
 		stillApprove bool
 	}{
-		{`json_set(config, '$.env.API_TOKEN', 'rotated')`, false},
-		{`json_set(config, '$.env.MODE', '${OTHER}')`, false},
-		{`json_set(config, '$.env.MODE', 'file:/etc/shadow')`, false},
-		{`json_set(config, '$.env.NODE_OPTIONS', '--require /tmp/evil.js')`, false},
-		{`json_remove(config, '$.env.MODE')`, false},
-		{`json_set(config, '$.headers.Authorization', 'Bearer ${AWS_SECRET_ACCESS_KEY}')`, false},
-		{`json_set(config, '$.headers.X-Extra', 'x')`, false},
-		{`json_set(config, '$.url', 'https://example.com/mcp?key=other')`, false},
-		{`json_set(config, '$.command', '/tmp/evil')`, false},
-		{`json_set(config, '$.cwd', '/tmp')`, false},
-		{`json_set(config, '$.args[1]', '1')`, false},
-		{`json_set(config, '$.allowSampling', json('false'))`, false},
-		{`json_set(config, '$.description', 'other words')`, true},
-		{`json_set(config, '$.callTimeout', '1s')`, true},
-		{`json_set(config, '$.tools.deny', json('["x"]'))`, true},
+		{"env value", set("env", "API_TOKEN", "rotated"), false},
+		{"env reference", set("env", "MODE", "${OTHER}"), false},
+		{"env file", set("env", "MODE", "file:/etc/shadow"), false},
+		{"env added", set("env", "NODE_OPTIONS", "--require /tmp/evil.js"), false},
+		{"env removed", set("env", "MODE", nil), false},
+		{"header value", set("headers", "Authorization", "Bearer ${AWS_SECRET_ACCESS_KEY}"), false},
+		{"header added", set("headers", "X-Extra", "x"), false},
+		{"url", set("url", "https://example.com/mcp?key=other"), false},
+		{"command", set("command", "/tmp/evil"), false},
+		{"cwd", set("cwd", "/tmp"), false},
+		{"arg", set("args", 1, "1"), false},
+		{"sampling", set("allowSampling", false), false},
+		{"description", set("description", "other words"), true},
+		{"call timeout", set("callTimeout", "1s"), true},
+		{"tool filter", set("tools", "deny", []any{"x"}), true},
 	} {
-		t.Run(tc.edit, func(t *testing.T) {
-			s := openStore(t, t.TempDir())
-			ctx := t.Context()
-			spec := fullSpec("app")
-			if _, err := s.Create(ctx, Record{Spec: spec, Source: SourceAdmin, Approval: ApprovalApproved, ApprovedHash: spec.Fingerprint()}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := rawDB(t, s.Path()).ExecContext(ctx, `UPDATE upstreams SET config = `+tc.edit+` WHERE name = 'app'`); err != nil {
-				t.Fatal(err)
-			}
-			r, err := s.Get(ctx, "app")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.Approved() != tc.stillApprove {
-				t.Errorf("Approved() = %v after %s, want %v", r.Approved(), tc.edit, tc.stillApprove)
-			}
+		t.Run(tc.name, func(t *testing.T) {
+			forEachDialect(t, func(t *testing.T, d dialect) {
+				db := newTestDB(t, d)
+				s := db.open(t, nil)
+				ctx := t.Context()
+				spec := fullSpec("app")
+				if _, err := s.Create(ctx, Record{Spec: spec, Source: SourceAdmin, Approval: ApprovalApproved, ApprovedHash: spec.Fingerprint()}); err != nil {
+					t.Fatal(err)
+				}
+				raw := db.raw(t)
+				var config string
+				if err := raw.GetContext(ctx, &config, "SELECT config FROM upstreams WHERE name = 'app'"); err != nil {
+					t.Fatal(err)
+				}
+				var m map[string]any
+				if err := json.Unmarshal([]byte(config), &m); err != nil {
+					t.Fatal(err)
+				}
+				tc.edit(m)
+				b, _ := json.Marshal(m)
+				if _, err := raw.ExecContext(ctx, "UPDATE upstreams SET config = ? WHERE name = 'app'", string(b)); err != nil {
+					t.Fatal(err)
+				}
+				r, err := s.Get(ctx, "app")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Approved() != tc.stillApprove {
+					t.Errorf("Approved() = %v after editing %s behind the store's back, want %v", r.Approved(), tc.name, tc.stillApprove)
+				}
+			})
 		})
 	}
 
@@ -293,265 +336,301 @@ func TestRedacted(t *testing.T) {
 // Concurrent read-modify-writes through two Stores (separate connection
 // pools, as two processes would have) lose nothing and never see SQLITE_BUSY.
 func TestUpdateAtomic(t *testing.T) {
-	dir := t.TempDir()
-	s1, s2 := openStore(t, dir), openStore(t, dir)
-	ctx := t.Context()
-	if _, err := s1.Create(ctx, testRecord("counter")); err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 8*(25+5))
-	for i := range 8 {
-		s := s1
-		if i%2 == 1 {
-			s = s2
+	forEachDialect(t, func(t *testing.T, d dialect) {
+		db := newTestDB(t, d)
+		s1, s2 := db.open(t, nil), db.open(t, nil)
+		ctx := t.Context()
+		if _, err := s1.Create(ctx, testRecord("counter")); err != nil {
+			t.Fatal(err)
 		}
-		wg.Go(func() {
-			for j := range 25 {
-				_, err := s.Update(ctx, "counter", func(r *Record) error {
-					n, err := strconv.Atoi(r.Spec.Description)
-					r.Spec.Description = strconv.Itoa(n + 1)
-					return err
-				})
-				errs <- err
-				if j%5 == 0 {
-					_, err := s.Create(ctx, testRecord(fmt.Sprintf("c%d_%d", i, j)))
-					errs <- err
-				}
+		var wg sync.WaitGroup
+		errs := make(chan error, 8*(25+5))
+		for i := range 8 {
+			s := s1
+			if i%2 == 1 {
+				s = s2
 			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+			wg.Go(func() {
+				for j := range 25 {
+					_, err := s.Update(ctx, "counter", func(r *Record) error {
+						n, err := strconv.Atoi(r.Spec.Description)
+						r.Spec.Description = strconv.Itoa(n + 1)
+						return err
+					})
+					errs <- err
+					if j%5 == 0 {
+						_, err := s.Create(ctx, testRecord(fmt.Sprintf("c%d_%d", i, j)))
+						errs <- err
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		r, err := s2.Get(ctx, "counter")
 		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	r, err := s2.Get(ctx, "counter")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Spec.Description != "200" {
-		t.Errorf("counter = %s, want 200", r.Spec.Description)
-	}
+		if r.Spec.Description != "200" {
+			t.Errorf("counter = %s, want 200", r.Spec.Description)
+		}
+	})
 }
 
 func TestCapabilities(t *testing.T) {
-	s := openClocked(t)
-	ctx := t.Context()
-	for _, n := range []string{"a", "b", "never"} {
-		if _, err := s.Create(ctx, testRecord(n)); err != nil {
+	forEachDialect(t, func(t *testing.T, d dialect) {
+		s := openClocked(t, d)
+		ctx := t.Context()
+		for _, n := range []string{"a", "b", "never"} {
+			if _, err := s.Create(ctx, testRecord(n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if c, err := s.Capabilities(ctx, "a"); err != nil || !cmp.Equal(c, Capabilities{}) {
+			t.Errorf("never synced: %+v, %v", c, err)
+		}
+		if _, err := s.Capabilities(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Capabilities(nope): %v", err)
+		}
+		if err := s.SaveCapabilities(ctx, "nope", Capabilities{}); !errors.Is(err, ErrNotFound) {
+			t.Errorf("SaveCapabilities(nope): %v", err)
+		}
+		if err := s.SaveCapabilities(ctx, "a", Capabilities{Tools: []json.RawMessage{json.RawMessage(`{`)}}); err == nil {
+			t.Error("invalid JSON accepted")
+		}
+
+		ca := Capabilities{
+			Tools:             []json.RawMessage{json.RawMessage(`{"name":"t1","inputSchema":{"type":"object"}}`), json.RawMessage(`{"name":"t2"}`)},
+			Resources:         []json.RawMessage{}, // listed, empty
+			ResourceTemplates: nil,                 // never listed
+			Prompts:           []json.RawMessage{json.RawMessage(`{"name":"p"}`)},
+			ServerInfo:        json.RawMessage(`{"name":"srv","version":"1.0"}`),
+			SyncedAt:          time.Date(2025, 1, 2, 3, 4, 5, 600, time.UTC),
+		}
+		if err := s.SaveCapabilities(ctx, "a", ca); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if c, err := s.Capabilities(ctx, "a"); err != nil || !cmp.Equal(c, Capabilities{}) {
-		t.Errorf("never synced: %+v, %v", c, err)
-	}
-	if _, err := s.Capabilities(ctx, "nope"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("Capabilities(nope): %v", err)
-	}
-	if err := s.SaveCapabilities(ctx, "nope", Capabilities{}); !errors.Is(err, ErrNotFound) {
-		t.Errorf("SaveCapabilities(nope): %v", err)
-	}
-	if err := s.SaveCapabilities(ctx, "a", Capabilities{Tools: []json.RawMessage{json.RawMessage(`{`)}}); err == nil {
-		t.Error("invalid JSON accepted")
-	}
-
-	ca := Capabilities{
-		Tools:             []json.RawMessage{json.RawMessage(`{"name":"t1","inputSchema":{"type":"object"}}`), json.RawMessage(`{"name":"t2"}`)},
-		Resources:         []json.RawMessage{}, // listed, empty
-		ResourceTemplates: nil,                 // never listed
-		Prompts:           []json.RawMessage{json.RawMessage(`{"name":"p"}`)},
-		ServerInfo:        json.RawMessage(`{"name":"srv","version":"1.0"}`),
-		SyncedAt:          time.Date(2025, 1, 2, 3, 4, 5, 600, time.UTC),
-	}
-	if err := s.SaveCapabilities(ctx, "a", ca); err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.Capabilities(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := cmp.Diff(ca, got); d != "" {
-		t.Errorf("Capabilities (-want +got):\n%s", d)
-	}
-
-	// Replacing; a zero SyncedAt means now.
-	cb := Capabilities{Tools: []json.RawMessage{json.RawMessage(`{"name":"x"}`)}}
-	if err := s.SaveCapabilities(ctx, "b", cb); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.SaveCapabilities(ctx, "b", cb); err != nil {
-		t.Fatal(err)
-	}
-	all, err := s.AllCapabilities(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(all) != 2 || all["b"].SyncedAt.IsZero() {
-		t.Fatalf("AllCapabilities: %+v", all)
-	}
-	cb.SyncedAt = all["b"].SyncedAt
-	if d := cmp.Diff(map[string]Capabilities{"a": ca, "b": cb}, all); d != "" {
-		t.Errorf("AllCapabilities (-want +got):\n%s", d)
-	}
-
-	// Renaming keeps them; deleting cascades.
-	if _, err := s.Update(ctx, "a", func(r *Record) error { r.Spec.Name = "a2"; return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := s.Capabilities(ctx, "a2"); err != nil || !cmp.Equal(ca, got) {
-		t.Errorf("after rename: %v", err)
-	}
-	if err := s.Delete(ctx, "a2"); err != nil {
-		t.Fatal(err)
-	}
-	var n int
-	if err := s.db.GetContext(ctx, &n, "SELECT count(*) FROM capabilities"); err != nil || n != 1 {
-		t.Errorf("capabilities rows after delete: %d, %v", n, err)
-	}
-	if _, err := s.Create(ctx, testRecord("a2")); err != nil {
-		t.Fatal(err)
-	}
-	if c, err := s.Capabilities(ctx, "a2"); err != nil || !cmp.Equal(c, Capabilities{}) {
-		t.Errorf("recreated upstream inherited capabilities: %+v, %v", c, err)
-	}
-}
-
-func TestAudit(t *testing.T) {
-	s := openClocked(t)
-	ctx := t.Context()
-	at := time.Date(2025, 6, 7, 8, 9, 10, 0, time.UTC)
-	entries := []AuditEntry{
-		{At: at, Actor: "cli", Action: "add", Upstream: "a", Detail: json.RawMessage(`{"command":"srv","envNames":["TOKEN"]}`)},
-		{At: at.Add(time.Second), Actor: "admin:claude/s1", Action: "approve", Upstream: "a"},
-		{At: at.Add(2 * time.Second), Actor: "config", Action: "add", Upstream: "b"},
-		{At: at.Add(3 * time.Second), Actor: "cli", Action: "remove", Upstream: "a", Detail: json.RawMessage(`"gone"`)},
-	}
-	for _, e := range entries {
-		if err := s.Audit(ctx, e); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.Audit(ctx, AuditEntry{Actor: "cli"}); err == nil {
-		t.Error("empty action accepted")
-	}
-	if err := s.Audit(ctx, AuditEntry{Actor: "cli", Action: "x", Detail: json.RawMessage(`{nope`)}); err == nil {
-		t.Error("invalid detail accepted")
-	}
-
-	got, err := s.AuditLog(ctx, "a", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := cmp.Diff([]AuditEntry{entries[0], entries[1], entries[3]}, got); d != "" {
-		t.Errorf("AuditLog(a) (-want +got):\n%s", d)
-	}
-	got, err = s.AuditLog(ctx, "", 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := cmp.Diff(entries[2:], got); d != "" {
-		t.Errorf("AuditLog(all, 2) (-want +got):\n%s", d)
-	}
-
-	// A zero At means now.
-	if err := s.Audit(ctx, AuditEntry{Actor: "cli", Action: "noop"}); err != nil {
-		t.Fatal(err)
-	}
-	got, err = s.AuditLog(ctx, "", 1)
-	if err != nil || len(got) != 1 || got[0].At.IsZero() || got[0].Detail != nil {
-		t.Errorf("last entry: %+v, %v", got, err)
-	}
-}
-
-func TestChanged(t *testing.T) {
-	dir := t.TempDir()
-	s1, s2 := openStore(t, dir), openStore(t, dir)
-	ctx := t.Context()
-	check := func(want bool, when string) {
-		t.Helper()
-		got, err := s1.Changed(ctx)
+		got, err := s.Capabilities(ctx, "a")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got != want {
-			t.Errorf("%s: Changed() = %v, want %v", when, got, want)
+		if d := cmp.Diff(ca, got); d != "" {
+			t.Errorf("Capabilities (-want +got):\n%s", d)
 		}
-	}
-	if _, err := s2.Create(ctx, testRecord("before")); err != nil {
-		t.Fatal(err)
-	}
-	check(false, "first call")
-	check(false, "nothing happened")
-	if _, err := s2.Create(ctx, testRecord("x")); err != nil {
-		t.Fatal(err)
-	}
-	check(true, "after another Store wrote")
-	check(false, "second call after that")
-	if _, err := s1.Create(ctx, testRecord("own")); err != nil {
-		t.Fatal(err)
-	}
-	if err := s1.Audit(ctx, AuditEntry{Actor: "cli", Action: "add", Upstream: "own"}); err != nil {
-		t.Fatal(err)
-	}
-	check(false, "after the Store's own writes")
-	if _, err := rawDB(t, s1.Path()).ExecContext(ctx, "UPDATE upstreams SET enabled = 0 WHERE name = 'x'"); err != nil {
-		t.Fatal(err)
-	}
-	check(true, "after a raw connection wrote")
-	check(false, "then")
+
+		// Replacing; a zero SyncedAt means now.
+		cb := Capabilities{Tools: []json.RawMessage{json.RawMessage(`{"name":"x"}`)}}
+		if err := s.SaveCapabilities(ctx, "b", cb); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SaveCapabilities(ctx, "b", cb); err != nil {
+			t.Fatal(err)
+		}
+		all, err := s.AllCapabilities(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(all) != 2 || all["b"].SyncedAt.IsZero() {
+			t.Fatalf("AllCapabilities: %+v", all)
+		}
+		cb.SyncedAt = all["b"].SyncedAt
+		if d := cmp.Diff(map[string]Capabilities{"a": ca, "b": cb}, all); d != "" {
+			t.Errorf("AllCapabilities (-want +got):\n%s", d)
+		}
+
+		// Renaming keeps them; deleting cascades.
+		if _, err := s.Update(ctx, "a", func(r *Record) error { r.Spec.Name = "a2"; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.Capabilities(ctx, "a2"); err != nil || !cmp.Equal(ca, got) {
+			t.Errorf("after rename: %v", err)
+		}
+		if err := s.Delete(ctx, "a2"); err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := s.db.GetContext(ctx, &n, "SELECT count(*) FROM capabilities"); err != nil || n != 1 {
+			t.Errorf("capabilities rows after delete: %d, %v", n, err)
+		}
+		if _, err := s.Create(ctx, testRecord("a2")); err != nil {
+			t.Fatal(err)
+		}
+		if c, err := s.Capabilities(ctx, "a2"); err != nil || !cmp.Equal(c, Capabilities{}) {
+			t.Errorf("recreated upstream inherited capabilities: %+v, %v", c, err)
+		}
+	})
+}
+
+func TestAudit(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d dialect) {
+		s := openClocked(t, d)
+		ctx := t.Context()
+		at := time.Date(2025, 6, 7, 8, 9, 10, 0, time.UTC)
+		entries := []AuditEntry{
+			{At: at, Actor: "cli", Action: "add", Upstream: "a", Detail: json.RawMessage(`{"command":"srv","envNames":["TOKEN"]}`)},
+			{At: at.Add(time.Second), Actor: "admin:claude/s1", Action: "approve", Upstream: "a"},
+			{At: at.Add(2 * time.Second), Actor: "config", Action: "add", Upstream: "b"},
+			{At: at.Add(3 * time.Second), Actor: "cli", Action: "remove", Upstream: "a", Detail: json.RawMessage(`"gone"`)},
+		}
+		for _, e := range entries {
+			if err := s.Audit(ctx, e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Audit(ctx, AuditEntry{Actor: "cli"}); err == nil {
+			t.Error("empty action accepted")
+		}
+		if err := s.Audit(ctx, AuditEntry{Actor: "cli", Action: "x", Detail: json.RawMessage(`{nope`)}); err == nil {
+			t.Error("invalid detail accepted")
+		}
+
+		got, err := s.AuditLog(ctx, "a", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff([]AuditEntry{entries[0], entries[1], entries[3]}, got); d != "" {
+			t.Errorf("AuditLog(a) (-want +got):\n%s", d)
+		}
+		got, err = s.AuditLog(ctx, "", 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(entries[2:], got); d != "" {
+			t.Errorf("AuditLog(all, 2) (-want +got):\n%s", d)
+		}
+
+		// A zero At means now.
+		if err := s.Audit(ctx, AuditEntry{Actor: "cli", Action: "noop"}); err != nil {
+			t.Fatal(err)
+		}
+		got, err = s.AuditLog(ctx, "", 1)
+		if err != nil || len(got) != 1 || got[0].At.IsZero() || got[0].Detail != nil {
+			t.Errorf("last entry: %+v, %v", got, err)
+		}
+	})
+}
+
+func TestChanged(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d dialect) {
+		db := newTestDB(t, d)
+		s1, s2 := db.open(t, nil), db.open(t, nil)
+		ctx := t.Context()
+		check := func(want bool, when string) {
+			t.Helper()
+			got, err := s1.Changed(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("%s: Changed() = %v, want %v", when, got, want)
+			}
+		}
+		if _, err := s2.Create(ctx, testRecord("before")); err != nil {
+			t.Fatal(err)
+		}
+		check(false, "first call")
+		check(false, "nothing happened")
+		if _, err := s2.Create(ctx, testRecord("x")); err != nil {
+			t.Fatal(err)
+		}
+		check(true, "after another Store wrote")
+		check(false, "second call after that")
+		if _, err := s1.Create(ctx, testRecord("own")); err != nil {
+			t.Fatal(err)
+		}
+		if err := s1.Audit(ctx, AuditEntry{Actor: "cli", Action: "add", Upstream: "own"}); err != nil {
+			t.Fatal(err)
+		}
+		check(false, "after the Store's own writes")
+		// A Store that resyncs often, for the write behind the stores' back.
+		s3 := db.open(t, &Options{Resync: 100 * time.Millisecond})
+		if _, err := s3.Changed(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.raw(t).ExecContext(ctx, "UPDATE upstreams SET enabled = ? WHERE name = 'x'", false); err != nil {
+			t.Fatal(err)
+		}
+		if d == dialectSQLite {
+			check(true, "after a raw connection wrote")
+			check(false, "then")
+			return
+		}
+		// PostgreSQL: SQL by hand announces nothing; a resync catches it.
+		check(false, "after a raw connection wrote (unannounced)")
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			changed, err := s3.Changed(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if changed {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("Changed never reported the resync")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
 }
 
 func TestClosed(t *testing.T) {
-	s, err := Open(t.Context(), t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
-	if _, err := s.Create(t.Context(), testRecord("x")); err == nil {
-		t.Error("Create on a closed store succeeded")
-	}
-	if _, err := s.Changed(t.Context()); err == nil {
-		t.Error("Changed on a closed store succeeded")
-	}
+	forEachDialect(t, func(t *testing.T, d dialect) {
+		s, err := newTestDB(t, d).openErr(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Errorf("second Close: %v", err)
+		}
+		if _, err := s.Create(t.Context(), testRecord("x")); err == nil {
+			t.Error("Create on a closed store succeeded")
+		}
+		if _, err := s.Changed(t.Context()); err == nil {
+			t.Error("Changed on a closed store succeeded")
+		}
+	})
 }
 
 func TestCreateAll(t *testing.T) {
-	s := openClocked(t)
-	ctx := t.Context()
-	rec := func(name string) Record {
-		return Record{Spec: fullSpec(name), Enabled: true, Source: SourceConfig, Approval: ApprovalApproved}
-	}
-	out, err := s.CreateAll(ctx, []Record{rec("a"), rec("b"), rec("c")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(out) != 3 || out[0].ID == "" || out[0].ID == out[1].ID || !out[0].CreatedAt.Equal(out[2].CreatedAt) {
-		t.Errorf("CreateAll returned %+v", out)
-	}
-	// One name taken: nothing of the batch is registered.
-	if _, err := s.CreateAll(ctx, []Record{rec("d"), rec("b"), rec("e")}); !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), `"b"`) {
-		t.Errorf("batch with a taken name: %v, want ErrExists naming b", err)
-	}
-	list, err := s.List(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, r := range list {
-		names = append(names, r.Spec.Name)
-	}
-	if strings.Join(names, ",") != "a,b,c" {
-		t.Errorf("registered %v, want a,b,c (the failed batch rolled back)", names)
-	}
-	if out, err := s.CreateAll(ctx, nil); err != nil || len(out) != 0 {
-		t.Errorf("empty batch: %v, %v", out, err)
-	}
+	forEachDialect(t, func(t *testing.T, d dialect) {
+		s := openClocked(t, d)
+		ctx := t.Context()
+		rec := func(name string) Record {
+			return Record{Spec: fullSpec(name), Enabled: true, Source: SourceConfig, Approval: ApprovalApproved}
+		}
+		out, err := s.CreateAll(ctx, []Record{rec("a"), rec("b"), rec("c")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out) != 3 || out[0].ID == "" || out[0].ID == out[1].ID || !out[0].CreatedAt.Equal(out[2].CreatedAt) {
+			t.Errorf("CreateAll returned %+v", out)
+		}
+		// One name taken: nothing of the batch is registered.
+		if _, err := s.CreateAll(ctx, []Record{rec("d"), rec("b"), rec("e")}); !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), `"b"`) {
+			t.Errorf("batch with a taken name: %v, want ErrExists naming b", err)
+		}
+		list, err := s.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, r := range list {
+			names = append(names, r.Spec.Name)
+		}
+		if strings.Join(names, ",") != "a,b,c" {
+			t.Errorf("registered %v, want a,b,c (the failed batch rolled back)", names)
+		}
+		if out, err := s.CreateAll(ctx, nil); err != nil || len(out) != 0 {
+			t.Errorf("empty batch: %v, %v", out, err)
+		}
+	})
 }

@@ -35,30 +35,45 @@ var (
 	// ErrCorrupt means hub.db failed its integrity check or is not a SQLite
 	// database. The file was not modified.
 	ErrCorrupt = errors.New("database corrupt")
+	// ErrUnavailable means the PostgreSQL server cannot be reached (down,
+	// restarting, cut off): nothing was read, and a write was not applied
+	// (a write whose commit was cut off says so). It is
+	// upstream.ErrStoreUnavailable.
+	ErrUnavailable = upstream.ErrStoreUnavailable
 )
 
 // Options tunes a Store. A nil *Options means the defaults.
 type Options struct {
 	// Now returns the current time for timestamps. Nil means time.Now.
 	Now func() time.Time
+	// Resync (PostgreSQL) makes [Store.Changed] report a change at least
+	// this often, so that what was edited behind the store's back (SQL by
+	// hand, which announces nothing) is applied too: 30s when zero,
+	// never when negative.
+	Resync time.Duration
 }
 
-// Store is an open hub.db. It is safe for concurrent use.
+// Store is an open store: a hub.db file, or a PostgreSQL database
+// ([OpenPostgres]). It is safe for concurrent use.
 type Store struct {
-	db   *sqlx.DB
-	path string
-	now  func() time.Time
+	db      dbx
+	dialect dialect
+	path    string // the file, or the server's URL without its password
+	now     func() time.Time
 
-	// wconn is the one connection every write goes through, and the one
-	// PRAGMA data_version is read on (data_version is per connection, and
-	// does not change for the connection's own commits). wsem serialises
-	// its use.
+	// SQLite: wconn is the one connection every write goes through, and
+	// the one PRAGMA data_version is read on (data_version is per
+	// connection, and does not change for the connection's own commits).
+	// PostgreSQL: nil. wsem serialises the writes of this Store (and the
+	// use of wconn).
 	wconn *sqlx.Conn
 	wsem  chan struct{}
 
 	// Guarded by wsem.
 	dataVersion int64
 	haveVersion bool
+
+	pg *pgState // PostgreSQL only
 
 	closeOnce sync.Once
 	closeErr  error
@@ -138,7 +153,7 @@ func Open(ctx context.Context, dir string, opts *Options) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, classify(path, err))
 	}
-	s := &Store{db: db, path: path, now: time.Now, wconn: wconn, wsem: make(chan struct{}, 1)}
+	s := &Store{db: dbx{DB: db}, path: path, now: time.Now, wconn: wconn, wsem: make(chan struct{}, 1)}
 	if opts != nil && opts.Now != nil {
 		s.now = opts.Now
 	}
@@ -149,15 +164,25 @@ func Open(ctx context.Context, dir string, opts *Options) (*Store, error) {
 	return s, nil
 }
 
-// Path returns the path of the database file.
+// Path returns the path of the database file; for PostgreSQL, the server's
+// URL without its password (fit for a log line).
 func (s *Store) Path() string { return s.path }
+
+// Dialect returns "sqlite" or "postgres".
+func (s *Store) Dialect() string { return s.dialect.String() }
 
 // Close closes the store. It waits for a write in progress to finish.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		if s.pg != nil {
+			s.pg.stopListening()
+		}
 		s.wsem <- struct{}{}
 		defer func() { <-s.wsem }()
-		err1 := s.wconn.Close()
+		var err1 error
+		if s.wconn != nil {
+			err1 = s.wconn.Close()
+		}
 		err2 := s.db.Close()
 		if err := errors.Join(err1, err2); err != nil {
 			s.closeErr = fmt.Errorf("close %s: %w", s.path, err)
@@ -166,12 +191,26 @@ func (s *Store) Close() error {
 	return s.closeErr
 }
 
+// Ping checks that the store can be reached: for PostgreSQL, a round trip
+// to the server (an error wrapping [ErrUnavailable] when it cannot).
+func (s *Store) Ping(ctx context.Context) error {
+	return s.db.err(s.db.PingContext(ctx))
+}
+
 // Changed reports whether another connection (another process, or another
-// Store on the same file) committed a change since the previous call. The
-// Store's own writes do not count. The first call only records the baseline
-// and returns false: call it before reading the state you want to keep
-// current, then poll.
+// Store on the same database) committed a change since the previous call.
+// The Store's own writes do not count. The first call only records the
+// baseline and returns false: call it before reading the state you want to
+// keep current, then poll.
+//
+// On SQLite any commit counts (PRAGMA data_version). On PostgreSQL only
+// changes other hubs must apply count: registrations, approvals, pins and
+// OAuth tokens, not capability caches, statuses or the audit log; see
+// [Store.Notify] to hear of them as they are committed.
 func (s *Store) Changed(ctx context.Context) (bool, error) {
+	if s.pg != nil {
+		return s.pgChanged(ctx)
+	}
 	if err := s.lock(ctx); err != nil {
 		return false, err
 	}
@@ -196,18 +235,37 @@ func (s *Store) lock(ctx context.Context) error {
 
 func (s *Store) unlock() { <-s.wsem }
 
-// write runs fn in one BEGIN IMMEDIATE transaction on the writer connection
-// and commits it when fn returns nil. fn's error is returned unchanged.
-func (s *Store) write(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+// write runs fn in one write transaction and commits it when fn returns
+// nil; fn's error is returned unchanged. The change is one other hubs must
+// apply (a registration, an approval, pins, a token): on PostgreSQL it is
+// announced to them in the same transaction.
+func (s *Store) write(ctx context.Context, fn func(tx txx) error) error {
+	return s.writeTx(ctx, true, fn)
+}
+
+// writeLocal is write for what other hubs need not act on: capability
+// caches, statuses, the audit log.
+func (s *Store) writeLocal(ctx context.Context, fn func(tx txx) error) error {
+	return s.writeTx(ctx, false, fn)
+}
+
+// writeTx runs fn in one write transaction. Writes are serialised across
+// every process that shares the store: on SQLite by BEGIN IMMEDIATE on the
+// writer connection (and the busy timeout), on PostgreSQL by a transaction
+// advisory lock, so a read-modify-write ([Store.Update]) is atomic in both.
+func (s *Store) writeTx(ctx context.Context, announce bool, fn func(tx txx) error) error {
 	if err := s.lock(ctx); err != nil {
 		return err
 	}
 	defer s.unlock()
+	if s.pg != nil {
+		return s.pgWrite(ctx, announce, fn)
+	}
 	tx, err := s.wconn.BeginTxx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin write: %w", err)
 	}
-	if err := fn(tx); err != nil {
+	if err := fn(txx{Tx: tx}); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
@@ -379,11 +437,4 @@ func classify(path string, err error) error {
 		}
 	}
 	return err
-}
-
-// isUniqueViolation reports whether err is a UNIQUE or PRIMARY KEY violation.
-func isUniqueViolation(err error) bool {
-	var se sqlite3.Error
-	return errors.As(err, &se) &&
-		(se.ExtendedCode == sqlite3.ErrConstraintUnique || se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey)
 }

@@ -92,6 +92,19 @@ func TestMigrationsEmbedded(t *testing.T) {
 	if len(migs) < 2 {
 		t.Fatalf("%d migrations, want at least 2", len(migs))
 	}
+	// PostgreSQL has its own SQL where the dialects differ (booleans,
+	// identity columns), the same elsewhere.
+	if m := migs[0]; m.pgSQL == m.sql || !strings.Contains(m.pgSQL, "BOOLEAN") || strings.Contains(m.pgSQL, "AUTOINCREMENT") {
+		t.Errorf("migration %s: no PostgreSQL form", m.name)
+	}
+	if m := migs[1]; m.pgSQL != m.sql {
+		t.Errorf("migration %s: a PostgreSQL form where none is needed", m.name)
+	}
+	for _, m := range migs {
+		if strings.Contains(m.pgSQL, "AUTOINCREMENT") || strings.Contains(m.pgSQL, "pasted         INTEGER") {
+			t.Errorf("migration %s: SQLite SQL for PostgreSQL", m.name)
+		}
+	}
 }
 
 func TestOpenEmptyDir(t *testing.T) {
@@ -179,97 +192,121 @@ func TestMigrateFromOlderVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for from := range len(migs) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, FileName)
-		db, err := sqlx.Open("sqlite3", dsn(path, "_journal_mode=WAL", "_busy_timeout=5000", "_txlock=immediate"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		conn, err := db.Connx(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := migrate(t.Context(), conn, path, migs, from); err != nil {
-			t.Fatalf("migrate to %d: %v", from, err)
-		}
-		if from >= 1 {
-			_, err := conn.ExecContext(t.Context(), `INSERT INTO upstreams
-				(id, name, description, transport, config, enabled, auto_connect, source, approval, approved_hash, created_at, updated_at)
-				VALUES ('0b7f5f7e-4a55-4c38-9a1e-0c3f54cbb0c1', 'old', 'kept', 'stdio',
-				'{"name":"old","description":"kept","transport":"stdio","command":"srv"}',
-				1, 0, 'cli', 'pending', '', '2024-01-02T03:04:05.000000000Z', '2024-01-02T03:04:05.000000000Z')`)
+	forEachDialect(t, func(t *testing.T, d dialect) {
+		for from := range len(migs) {
+			db := newTestDB(t, d)
+			raw := db.raw(t)
+			conn, err := raw.Connx(t.Context())
 			if err != nil {
 				t.Fatal(err)
 			}
-		}
-		_ = conn.Close()
-		if err := db.Close(); err != nil {
-			t.Fatal(err)
-		}
-
-		s := openStore(t, dir)
-		if v := userVersion(t, s); v != len(migs) {
-			t.Errorf("from %d: user_version = %d, want %d", from, v, len(migs))
-		}
-		var idx int
-		if err := s.db.GetContext(t.Context(), &idx, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'audit_at'"); err != nil || idx != 1 {
-			t.Errorf("from %d: index audit_at: %d, %v", from, idx, err)
-		}
-		if from >= 1 {
-			r, err := s.Get(t.Context(), "old")
+			if d == dialectPostgres {
+				key, _ := pgKeys(db.schema(t))
+				err = pgMigrate(t.Context(), conn, nil, db.loc, key, migs, from)
+			} else {
+				err = migrate(t.Context(), conn, db.loc, migs, from)
+			}
 			if err != nil {
-				t.Fatalf("from %d: %v", from, err)
+				t.Fatalf("migrate to %d: %v", from, err)
 			}
-			if r.Spec.Description != "kept" || r.Spec.Command != "srv" || r.Source != SourceCLI ||
-				!r.CreatedAt.Equal(time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)) {
-				t.Errorf("from %d: row changed: %+v", from, r)
+			_ = conn.Close()
+			if from >= 1 {
+				_, err := raw.ExecContext(t.Context(), `INSERT INTO upstreams
+					(id, name, description, transport, config, enabled, auto_connect, source, approval, approved_hash, created_at, updated_at)
+					VALUES ('0b7f5f7e-4a55-4c38-9a1e-0c3f54cbb0c1', 'old', 'kept', 'stdio',
+					'{"name":"old","description":"kept","transport":"stdio","command":"srv"}',
+					?, ?, 'cli', 'pending', '', '2024-01-02T03:04:05.000000000Z', '2024-01-02T03:04:05.000000000Z')`, true, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			s := db.open(t, nil)
+			if v := schemaVersion(t, s); v != len(migs) {
+				t.Errorf("from %d: schema version = %d, want %d", from, v, len(migs))
+			}
+			q := "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'audit_at'"
+			if d == dialectPostgres {
+				q = "SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'audit_at'"
+			}
+			var idx int
+			if err := s.db.GetContext(t.Context(), &idx, q); err != nil || idx != 1 {
+				t.Errorf("from %d: index audit_at: %d, %v", from, idx, err)
+			}
+			if from >= 1 {
+				r, err := s.Get(t.Context(), "old")
+				if err != nil {
+					t.Fatalf("from %d: %v", from, err)
+				}
+				if r.Spec.Description != "kept" || r.Spec.Command != "srv" || r.Source != SourceCLI || !r.Enabled ||
+					!r.CreatedAt.Equal(time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)) {
+					t.Errorf("from %d: row changed: %+v", from, r)
+				}
 			}
 		}
-	}
+	})
 }
 
 func TestRefuseNewerSchema(t *testing.T) {
-	dir := t.TempDir()
-	s := openStore(t, dir)
-	if _, err := s.Create(t.Context(), testRecord("x")); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	raw := rawDB(t, s.Path())
-	if _, err := raw.ExecContext(t.Context(), "PRAGMA user_version = 99"); err != nil {
-		t.Fatal(err)
-	}
-	if err := raw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	before := snap(t, s.Path())
-	time.Sleep(10 * time.Millisecond) // so that a write would show in the mtime
+	forEachDialect(t, func(t *testing.T, d dialect) {
+		db := newTestDB(t, d)
+		s := db.open(t, nil)
+		if _, err := s.Create(t.Context(), testRecord("x")); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		raw := db.raw(t)
+		set := "PRAGMA user_version = 99"
+		if d == dialectPostgres {
+			set = "UPDATE hub_meta SET schema_version = 99"
+		}
+		if _, err := raw.ExecContext(t.Context(), set); err != nil {
+			t.Fatal(err)
+		}
+		var before snapshot
+		if d == dialectSQLite {
+			if err := raw.Close(); err != nil {
+				t.Fatal(err)
+			}
+			before = snap(t, s.Path())
+			time.Sleep(10 * time.Millisecond) // so that a write would show in the mtime
+		}
 
-	_, err := Open(t.Context(), dir, nil)
-	if !errors.Is(err, ErrTooNew) {
-		t.Fatalf("Open = %v, want ErrTooNew", err)
-	}
-	want := "has schema version 99 but this mcp-hub understands up to " + strconv.Itoa(latestVersion(t)) + "; upgrade mcp-hub"
-	if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "hub.db") {
-		t.Errorf("error %q does not say %q", err, want)
-	}
-	if !before.same(snap(t, s.Path())) {
-		t.Error("hub.db was modified")
-	}
+		_, err := db.openErr(t.Context(), nil)
+		if !errors.Is(err, ErrTooNew) {
+			t.Fatalf("Open = %v, want ErrTooNew", err)
+		}
+		want := "has schema version 99 but this mcp-hub understands up to " + strconv.Itoa(latestVersion(t)) + "; upgrade mcp-hub"
+		if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), s.Path()) {
+			t.Errorf("error %q does not say %q and %q", err, want, s.Path())
+		}
+		if d == dialectPostgres {
+			var v, n int
+			if err := raw.GetContext(t.Context(), &v, "SELECT schema_version FROM hub_meta"); err != nil || v != 99 {
+				t.Errorf("schema version after the refusal: %d, %v", v, err)
+			}
+			if err := raw.GetContext(t.Context(), &n, "SELECT count(*) FROM upstreams"); err != nil || n != 1 {
+				t.Errorf("rows after the refusal: %d, %v", n, err)
+			}
+			return
+		}
+		if !before.same(snap(t, s.Path())) {
+			t.Error("hub.db was modified")
+		}
 
-	// The re-check inside the migration transaction refuses it too.
-	conn, err := rawDB(t, s.Path()).Connx(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	migs, _ := loadMigrations()
-	if _, err := migrateStep(t.Context(), conn, s.Path(), migs, len(migs)); !errors.Is(err, ErrTooNew) {
-		t.Errorf("migrateStep = %v, want ErrTooNew", err)
-	}
+		// The re-check inside the migration transaction refuses it too.
+		conn, err := rawDB(t, s.Path()).Connx(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		migs, _ := loadMigrations()
+		if _, err := migrateStep(t.Context(), conn, s.Path(), migs, len(migs)); !errors.Is(err, ErrTooNew) {
+			t.Errorf("migrateStep = %v, want ErrTooNew", err)
+		}
+	})
 }
 
 func TestRefuseCorrupt(t *testing.T) {

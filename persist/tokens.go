@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -94,7 +92,7 @@ func (s *Store) SaveToken(ctx context.Context, t upstream.Token) error {
 	if !t.Expiry.IsZero() {
 		exp = formatTime(t.Expiry)
 	}
-	return s.write(ctx, func(tx *sqlx.Tx) error {
+	return s.write(ctx, func(tx txx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO oauth_tokens (`+tokenCols+`)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (upstream) DO UPDATE SET
@@ -119,7 +117,7 @@ func (s *Store) SaveToken(ctx context.Context, t upstream.Token) error {
 // DeleteToken forgets the named upstream's token. Deleting a token that is
 // not there is not an error.
 func (s *Store) DeleteToken(ctx context.Context, name string) error {
-	return s.write(ctx, func(tx *sqlx.Tx) error {
+	return s.write(ctx, func(tx txx) error {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM oauth_tokens WHERE upstream = ?", name); err != nil {
 			return fmt.Errorf("delete the token of %q: %w", name, err)
 		}

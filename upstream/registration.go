@@ -1,6 +1,15 @@
 package upstream
 
-import "time"
+import (
+	"errors"
+	"time"
+)
+
+// ErrStoreUnavailable is wrapped by the errors of a registration store that
+// cannot be reached (a PostgreSQL server that is down or cut off): nothing
+// was read or written. The hub keeps serving what it has and refuses
+// changes until the store is back.
+var ErrStoreUnavailable = errors.New("registration store unavailable")
 
 // Source says who registered an upstream.
 type Source string
