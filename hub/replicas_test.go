@@ -97,8 +97,11 @@ func TestReplicasShareRegistry(t *testing.T) {
 	callable := time.Since(start)
 	<-approved
 	t.Logf("approval on A: applied on B after %v, callable through B after %v", applied.Round(time.Millisecond), callable.Round(time.Millisecond))
-	if applied > time.Second {
-		t.Errorf("B applied the approval after %v, want within 1s", applied)
+	// The poll runs once a minute here: only the notification can apply it
+	// this soon. The 1 s is a measurement (logged above), not an
+	// assertion: wall-clock bounds flake on a loaded machine.
+	if applied > notifyBound {
+		t.Errorf("B applied the approval after %v, want well under the poll interval (by notification)", applied)
 	}
 	select {
 	case <-changed:
@@ -151,11 +154,16 @@ func TestReplicasShareRegistry(t *testing.T) {
 	})
 	removed := time.Since(start)
 	t.Logf("removal on A: applied on B after %v", removed.Round(time.Millisecond))
-	if removed > time.Second+500*time.Millisecond { // includes stopping the process
-		t.Errorf("B applied the removal after %v", removed)
+	if removed > notifyBound { // includes stopping the process
+		t.Errorf("B applied the removal after %v, want well under the poll interval (by notification)", removed)
 	}
 	eventually(t, 10*time.Second, "echo gone from B's list", func() bool { return !slices.Contains(sdkTools(t, csB), "echo") })
 }
+
+// notifyBound is how soon a change made on one replica must apply on the
+// other in these tests, whose poll runs once a minute: far above the
+// measured delay (tens to hundreds of milliseconds), far below the poll.
+const notifyBound = 10 * time.Second
 
 // statusOf returns the named upstream's status on h.
 func statusOf(t *testing.T, h *Hub, name string) upstream.Status {

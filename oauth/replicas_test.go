@@ -50,8 +50,10 @@ func TestWaitLoginNotifiedAcrossReplicas(t *testing.T) {
 	}
 	took := time.Since(start)
 	t.Logf("a login on the other replica reached the waiting client after %v", took.Round(time.Millisecond))
-	if took > time.Second {
-		t.Errorf("WaitLogin returned %v after the login, want within 1s", took)
+	// The poll runs once a minute: only the notification wakes it this
+	// soon (the measured delay is logged; no tight wall-clock bound).
+	if took > 10*time.Second {
+		t.Errorf("WaitLogin returned %v after the login, want well under the poll interval (by notification)", took)
 	}
 	if code, err := get(t, rt, a.srv.URL+"/mcp", ""); err != nil || code != 200 {
 		t.Errorf("after the login: %d %v", code, err)
