@@ -195,7 +195,7 @@ func (u *Upstream) Call(ctx context.Context, method string, params []byte) (Repl
 	if errors.Is(err, ErrSessionMissing) {
 		// The upstream forgot the session and refused the request unrun:
 		// retry it once on the new session.
-		if conn, err = u.ready(ctx); err == nil {
+		if conn, err = u.readyAfter(ctx, conn); err == nil {
 			r, err = conn.Call(ctx, method, params)
 		}
 	}
@@ -238,7 +238,7 @@ func (u *Upstream) TryStartTag(method string, params []byte, tag any, done func(
 			go func() {
 				ctx, stop := context.WithTimeout(WithTag(context.Background(), tag), timeout)
 				defer stop()
-				if c, rerr := u.ready(ctx); rerr == nil {
+				if c, rerr := u.readyAfter(ctx, conn); rerr == nil {
 					r, err = c.Call(ctx, method, params)
 				}
 				done(r, err)
@@ -341,6 +341,23 @@ func (u *Upstream) ready(ctx context.Context) (*Conn, error) {
 			return nil, fmt.Errorf("%w (%v)", notReady, ctx.Err())
 		case <-u.stopped:
 			return nil, fmt.Errorf("upstream %q was removed", u.name)
+		}
+	}
+}
+
+// readyAfter is ready for the retry of a request old refused unrun: the
+// refusal reaches the caller a moment before old itself is failed, so it
+// waits for a connection other than old.
+func (u *Upstream) readyAfter(ctx context.Context, old *Conn) (*Conn, error) {
+	for {
+		c, err := u.ready(ctx)
+		if err != nil || c != old {
+			return c, err
+		}
+		select {
+		case <-old.Done():
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
 	}
 }
