@@ -55,7 +55,12 @@ func Status(ctx context.Context, e *Env) int {
 				}
 			}
 			if r.Spec.Scope != upstream.ScopeShared && state != "-" {
-				state += " (scope " + string(r.Spec.Scope) + ")" // its instances run per client session
+				// Its instances run per client session.
+				n := 0
+				if s, ok := stats[r.Spec.Name]; ok {
+					n = s.Instances
+				}
+				state += fmt.Sprintf(" (scope %s, %d %s)", r.Spec.Scope, n, plural(n, "instance", "instances"))
 			}
 			if r.Approval != upstream.ApprovalApproved || !r.Approved() {
 				state = string(upstream.StatePending)

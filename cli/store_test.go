@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"errors"
 	"os"
 	"regexp"
@@ -185,5 +186,31 @@ func TestStatus(t *testing.T) {
 	}
 	if o := s.run(t, Status, "status", "up"); o.code != ExitConfig || !strings.Contains(o.stderr, "Usage: mcp-hub status") {
 		t.Errorf("status with an argument: %s", o)
+	}
+}
+
+// TestStatusInstances: a per-session upstream's line counts the instances
+// the running hub reported.
+func TestStatusInstances(t *testing.T) {
+	s := newSetup(t, "")
+	st := s.store(t)
+	ctx := context.Background()
+	spec := upstream.Spec{Name: "browser", Command: fixtureBin, Scope: upstream.ScopeSession}
+	if err := spec.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Create(ctx, upstream.Registration{Spec: spec, Enabled: true, AutoConnect: true, Source: upstream.SourceCLI,
+		Approval: upstream.ApprovalApproved, ApprovedHash: spec.Fingerprint()}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{3, 1} {
+		if err := st.SaveStatus(ctx, upstream.Status{Name: "browser", State: upstream.StateConnected, Tools: 2, Instances: n}); err != nil {
+			t.Fatal(err)
+		}
+		o := s.run(t, Status, "status")
+		want := fmt.Sprintf(`(?m)^browser +CONNECTED \(scope session, %d instances?\) +2 +approved `, n)
+		if o.code != ExitOK || !regexp.MustCompile(want).MatchString(o.stdout) {
+			t.Errorf("status with %d instances lacks %s:\n%s", n, want, o.stdout)
+		}
 	}
 }

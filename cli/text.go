@@ -41,3 +41,11 @@ func printRows(w io.Writer, header string, lines map[string]string) {
 	}
 	tw.Flush()
 }
+
+// plural returns one when n is 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

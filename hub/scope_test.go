@@ -183,6 +183,13 @@ func TestSessionScopeState(t *testing.T) {
 			t.Errorf("session B's call %d: counter = %s", i, got)
 		}
 	}
+	// The status the hub reports to the store (what mcp-hub status shows)
+	// counts the two instances.
+	st := h.opts.Store.(testStore).Store
+	eventually(t, 10*time.Second, "the stored status to count 2 instances", func() bool {
+		stats, err := st.Statuses(context.Background())
+		return err == nil && stats["fx"].Instances == 2
+	})
 }
 
 // TestSessionScopeLifecycle: 50 client sessions open and close against a

@@ -50,6 +50,9 @@ type Status struct {
 	PID int `json:"pid,omitempty"`
 	// Tools is the number of tools in the upstream's inventory.
 	Tools int `json:"tools"`
+	// Instances is the number of per-session instances running (scope
+	// session, or auto once switched); 0 for a shared upstream.
+	Instances int `json:"instances,omitempty"`
 	// Attempts counts consecutive failed attempts.
 	Attempts int `json:"attempts,omitempty"`
 	// NextRetry is when the next automatic attempt is due; zero when none

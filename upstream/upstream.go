@@ -87,8 +87,12 @@ func (u *Upstream) Spec() Spec {
 // Status returns a snapshot of the upstream's state.
 func (u *Upstream) Status() Status {
 	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.status
+	s := u.status
+	u.mu.Unlock()
+	u.insts.mu.Lock()
+	s.Instances = len(u.insts.list)
+	u.insts.mu.Unlock()
+	return s
 }
 
 // Inventory returns what the upstream offers (possibly from a cache; see
