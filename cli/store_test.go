@@ -2,8 +2,8 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"os"
 	"regexp"
 	"strconv"
