@@ -130,13 +130,19 @@ func TestDaemonizingUpstreamRemoved(t *testing.T) {
 					if !strings.HasPrefix(r, "ok") {
 						t.Errorf("hub_restart_server of another upstream: %s", r)
 					}
+					// The stubborn upstream takes two grace periods to
+					// stop: still running, it shows the restart did not
+					// wait for its stop. (The remove itself may answer
+					// early: the store poll can start the stop first.)
+					if !testbin.Exists(root) {
+						t.Error("the stubborn upstream was gone before the restart of another upstream answered: nothing shows the restart did not wait")
+					}
 					select {
 					case r := <-removed:
 						removeResult = &r
-						t.Error("the remove answered before the restart of another upstream did")
 					default:
-						t.Logf("hub_restart_server of another upstream: %s, while the remove ran", r)
 					}
+					t.Logf("hub_restart_server of another upstream: %s, while the stubborn upstream was being stopped", r)
 				case <-time.After(10 * time.Second):
 					t.Fatal("hub_restart_server of another upstream did not answer while one was removed")
 				}
