@@ -133,6 +133,15 @@ func Open(ctx context.Context, dir string, opts *Options) (*Store, error) {
 		return nil, err
 	}
 	wal, err := precheck(ctx, path, len(migs))
+	if isReadonly(err) {
+		// A process died in the middle of a write in WAL mode: the first
+		// connection must rebuild the WAL index, which a read-only one
+		// cannot do. A read-write connection recovers it; then check.
+		if rerr := recoverWAL(ctx, path); rerr != nil {
+			return nil, rerr
+		}
+		wal, err = precheck(ctx, path, len(migs))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -417,6 +426,29 @@ const busyTimeout = 5 * time.Second
 func isBusy(err error) bool {
 	var se sqlite3.Error
 	return errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked)
+}
+
+// isReadonly reports whether err is SQLite's "attempt to write a readonly
+// database" (SQLITE_READONLY and its extended codes).
+func isReadonly(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && se.Code == sqlite3.ErrReadonly
+}
+
+// recoverWAL opens path read-write once, which recovers the WAL of a
+// process that died writing (SQLite does it when the first connection
+// reads), and closes it.
+func recoverWAL(ctx context.Context, path string) error {
+	db, err := sqlx.Open("sqlite3", dsn(path, "_busy_timeout=5000"))
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.GetContext(ctx, &n, "SELECT count(*) FROM sqlite_master"); err != nil {
+		return fmt.Errorf("recover the write-ahead log of %s: %w", path, classify(path, err))
+	}
+	return nil
 }
 
 func tooNew(path string, v, latest int) error {
