@@ -92,9 +92,9 @@ func readAdvert(path string) (advert, error) {
 // serves HTTP already, or of one it starts (until Ctrl-C) on a loopback
 // port. The login link it prints works once.
 func UI(ctx context.Context, e *Env) int {
-	fs := e.flags("[flags]\n\nOpens the web console of the hub that serves HTTP (mcp-hub serve --http), or starts one\n" +
-		"on a loopback port (until Ctrl-C), and prints a one-time login link, opened in the browser\n" +
-		"$BROWSER names, else the system's.")
+	fs := e.flags("[flags]\n\nOpens the web console of the hub that serves HTTP (mcp-hub serve --http, which writes its\n" +
+		"address to <data dir>/http-address), or starts one on a loopback port (until Ctrl-C), and\n" +
+		"prints a one-time login link, opened in the browser $BROWSER names, else the system's.")
 	noBrowser := fs.Bool("no-browser", false, "print the login link without opening a browser")
 	fs.String("http", "", "when no hub serves HTTP: serve on this loopback address (default 127.0.0.1:0, a free port)")
 	cfg, code, ok := e.parse(fs)

@@ -188,7 +188,7 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodPost {
-		if err := c.checkChange(r, s); err != nil {
+		if err := c.checkChange(w, r, s); err != nil {
 			c.refuse(w, r, http.StatusForbidden, err.Error())
 			return
 		}
@@ -205,13 +205,13 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // checkChange refuses a state-changing request from a page of another
 // origin (as the admin API does) or without the session's CSRF token.
-func (c *Console) checkChange(r *http.Request, s *session) error {
+func (c *Console) checkChange(w http.ResponseWriter, r *http.Request, s *session) error {
 	if err := c.front.CheckSameOrigin(r); err != nil {
 		return err
 	}
 	tok := r.Header.Get("X-CSRF-Token")
 	if tok == "" {
-		r.Body = http.MaxBytesReader(nil, r.Body, 64<<10)
+		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 		if err := r.ParseForm(); err != nil {
 			return fmt.Errorf("cannot read the form: %w", err)
 		}

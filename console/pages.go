@@ -189,7 +189,9 @@ type serverRow struct {
 	Launch string
 	// CanLogin says whether the console can log in to it (OAuth).
 	CanLogin bool
-	// Local is an upstream the embedding program added: no store actions.
+	// Removable: a stored registration the console may remove (not one of
+	// the config file, nor one the embedding program added); Running: the
+	// hub runs it (it has lifecycle buttons).
 	Removable, Running bool
 }
 
@@ -214,7 +216,8 @@ func (c *Console) serversData(ctx context.Context) (serversPage, error) {
 // row completes what the hub reports of an upstream with what its
 // running upstream says.
 func (c *Console) row(v hub.ServerView) serverRow {
-	row := serverRow{ServerView: v, Error: v.LastError, Removable: v.Source != "" && v.Source != string(upstream.SourceConfig)}
+	row := serverRow{ServerView: v, Error: v.LastError,
+		Removable: v.Source != "" && (v.Source != string(upstream.SourceConfig) || v.Transport == "unknown")} // broken rows can always go
 	if u, ok := c.h.Manager().Get(v.Name); ok {
 		st := u.Status()
 		row.Running = true

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -99,14 +100,6 @@ func (h *Hub) CallTotals() []CallTotals {
 			out = append(out, *t)
 		}
 	}
-	slices.SortFunc(out, func(a, b CallTotals) int {
-		switch {
-		case a.Server < b.Server:
-			return -1
-		case a.Server > b.Server:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b CallTotals) int { return strings.Compare(a.Server, b.Server) })
 	return out
 }
