@@ -28,11 +28,11 @@ deps:
 # is outside ./...). The store's tests run on SQLite and on a throwaway
 # PostgreSQL server (scripts/pg.sh run starts it, sets MCPHUB_TEST_POSTGRES
 # and removes it after; scripts/team-deps.sh installs postgresql if missing).
-# HUB_BROWSER_TEST=required: the console's browser test fails rather than
+# MCPHUB_TEST_BROWSER=required: the console's browser test fails rather than
 # skips without Chromium.
 test: deps
 	./scripts/team-deps.sh postgres
-	HUB_BROWSER_TEST=required ./scripts/pg.sh run $(GO) test -race -count=1 -timeout 15m ./... ./testdata/fixture/
+	MCPHUB_TEST_BROWSER=required ./scripts/pg.sh run $(GO) test -race -count=1 -timeout 15m ./... ./testdata/fixture/
 
 # The team setup of deploy/README.md end to end: 3 mcp-hub replicas, HAProxy
 # with deploy/haproxy.cfg and PostgreSQL, all on this machine (failover,

@@ -29,7 +29,7 @@ import (
 // The web console in a real browser (issue 19): Debian's headless
 // Chromium, driven over the DevTools protocol (chromedp), on a hub that
 // mcp-hub ui started. make test installs Chromium first
-// (scripts/chromium.sh) and sets HUB_BROWSER_TEST=required, so the
+// (scripts/chromium.sh) and sets MCPHUB_TEST_BROWSER=required, so the
 // test never skips there; elsewhere it skips, saying so, when Chromium is
 // not installed.
 
@@ -42,7 +42,7 @@ func chromium(t *testing.T) string {
 		}
 	}
 	msg := "Chromium is not installed (scripts/chromium.sh installs Debian's): the console's browser test cannot run"
-	if os.Getenv("HUB_BROWSER_TEST") == "required" {
+	if os.Getenv("MCPHUB_TEST_BROWSER") == "required" {
 		t.Fatal(msg)
 	}
 	fmt.Fprintln(os.Stderr, "SKIP "+t.Name()+": "+msg)
@@ -82,7 +82,7 @@ func newChrome(t *testing.T, base string) *chrome {
 		cancel()
 	})
 	shots := t.TempDir()
-	if d := os.Getenv("HUB_SCREENSHOT_DIR"); d != "" {
+	if d := os.Getenv("MCPHUB_SCREENSHOTS"); d != "" {
 		shots = d
 	}
 	c := &chrome{t: t, ctx: ctx, shots: shots, base: base}
@@ -237,7 +237,7 @@ func startUI(t *testing.T, data, cfg string, env ...string) *uiHub {
 // server fail and read why; log in to an OAuth upstream; see recent calls; check that no secret value
 // is in any page's DOM and that a form posted by a page of another origin
 // is refused. Each page is photographed (in the test's temp dir, or
-// $HUB_SCREENSHOT_DIR).
+// $MCPHUB_SCREENSHOTS).
 func TestConsoleInBrowser(t *testing.T) {
 	chromium(t)
 	const (
