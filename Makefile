@@ -17,18 +17,22 @@ build:
 run: build
 	./bin/mcp-hub $(ARGS)
 
-# Installs the pinned npm packages the interop tests run against.
+# Installs the pinned npm packages the interop tests run against, and
+# Debian's Chromium for the web console's browser test.
 deps:
 	$(GO) mod download
 	./scripts/npm-deps.sh
+	./scripts/chromium.sh
 
 # Every test, with the race detector. The fixture has its own tests (testdata
 # is outside ./...). The store's tests run on SQLite and on a throwaway
 # PostgreSQL server (scripts/pg.sh run starts it, sets MCPHUB_TEST_POSTGRES
 # and removes it after; scripts/team-deps.sh installs postgresql if missing).
+# MCPHUB_TEST_BROWSER=required: the console's browser test fails rather than
+# skips without Chromium.
 test: deps
 	./scripts/team-deps.sh postgres
-	./scripts/pg.sh run $(GO) test -race -count=1 -timeout 15m ./... ./testdata/fixture/
+	MCPHUB_TEST_BROWSER=required ./scripts/pg.sh run $(GO) test -race -count=1 -timeout 15m ./... ./testdata/fixture/
 
 # The team setup of deploy/README.md end to end: 3 mcp-hub replicas, HAProxy
 # with deploy/haproxy.cfg and PostgreSQL, all on this machine (failover,

@@ -10,8 +10,9 @@ import (
 	"strings"
 
 	"github.com/mcp-hub/mcp-hub/config"
+	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/hubstore"
 	"github.com/mcp-hub/mcp-hub/persist"
-	"github.com/mcp-hub/mcp-hub/upstream"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 )
@@ -34,12 +35,7 @@ func Approve(ctx context.Context, e *Env) int {
 			fmt.Fprintf(e.Stdout, "%q is already approved. Its approval covers:\n\n%s\n", name, indent(r.Spec.Review()))
 			return ExitOK
 		}
-		fp := r.Spec.Fingerprint()
-		why := ""
-		if r.ApprovalNote != "" {
-			why = " (" + r.ApprovalNote + ")"
-		}
-		fmt.Fprintf(e.Stdout, "%q was registered by %s%s. Approving lets it:\n\n%s\n", name, r.Source, why, indent(r.Spec.Review()))
+		fmt.Fprintf(e.Stdout, "%s\n", hub.ApprovalPrompt(r))
 		if !*yes {
 			if !isTerminal(e.Stdin) {
 				fmt.Fprintf(e.Stderr, "\nmcp-hub approve: not approved; stdin is not a terminal: review the above and re-run with --yes\n")
@@ -52,18 +48,14 @@ func Approve(ctx context.Context, e *Env) int {
 				return ExitFail
 			}
 		}
-		_, err = st.Update(ctx, name, func(cur *upstream.Registration) error {
-			if cur.Spec.Fingerprint() != fp {
-				return errors.New("what it runs changed while you were reviewing it; run approve again")
-			}
-			cur.Approve()
-			return nil
-		})
-		if err != nil {
+		// The code path of the REST API and the web console, as "cli".
+		if err := hub.ApproveRegistration(ctx, hubstore.Store{Store: st}, "cli", r); errors.Is(err, hub.ErrReviewChanged) {
+			fmt.Fprintln(e.Stderr, "mcp-hub approve: what it runs changed while you were reviewing it; run approve again")
+			return ExitFail
+		} else if err != nil {
 			fmt.Fprintln(e.Stderr, "mcp-hub approve:", err)
 			return ExitFail
 		}
-		audit(ctx, st, "approve", name, map[string]any{"launch": r.Spec.RedactedLaunch()})
 		fmt.Fprintf(e.Stdout, "Approved %q. A running hub starts it within seconds.\n", name)
 		return ExitOK
 	})

@@ -25,6 +25,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcp-hub/mcp-hub/config"
+	"github.com/mcp-hub/mcp-hub/console"
 )
 
 // Exit codes.
@@ -71,6 +72,9 @@ type Env struct {
 	// afterDash is set by commands that take a command line after "--"
 	// (add): a flag error then asks whether "--" was forgotten.
 	afterDash bool
+	// httpReady, when set, is called by serve once its HTTP server runs,
+	// with its base URL and console (mcp-hub ui).
+	httpReady func(base string, con *console.Console)
 }
 
 // Command is one mcp-hub subcommand.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/mcp-hub/mcp-hub/config"
+	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/hubstore"
 	"github.com/mcp-hub/mcp-hub/persist"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -26,14 +28,11 @@ func Reject(ctx context.Context, e *Env) int {
 			fmt.Fprintf(e.Stderr, "mcp-hub reject: %q is %s\n", name, staleText(cfg, name))
 			return ExitFail
 		}
-		if _, err := st.Update(ctx, name, func(cur *upstream.Registration) error {
-			cur.Approval, cur.ApprovedHash, cur.ApprovalNote = upstream.ApprovalRejected, "", ""
-			return nil
-		}); err != nil {
+		// The code path of the web console, as "cli".
+		if err := hub.RejectRegistration(ctx, hubstore.Store{Store: st}, "cli", r); err != nil {
 			fmt.Fprintln(e.Stderr, "mcp-hub reject:", err)
 			return ExitFail
 		}
-		audit(ctx, st, "reject", name, map[string]any{"launch": r.Spec.RedactedLaunch()})
 		fmt.Fprintf(e.Stdout, "Rejected %q: it will not run (remove it with mcp-hub remove %s).\n", name, name)
 		return ExitOK
 	})

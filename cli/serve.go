@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/config"
+	"github.com/mcp-hub/mcp-hub/console"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/hubstore"
 	"github.com/mcp-hub/mcp-hub/internal/framing"
@@ -150,19 +151,25 @@ func Serve(ctx context.Context, e *Env) int {
 		wg.Go(func() { w.run(runCtx, cfg.ConfigPoll) })
 	}
 	var httpErr error
+	var con *console.Console
 	if ln != nil {
-		handler, err := h.HTTPHandler(hopts)
+		handler, c, err := httpHandler(h, hopts, cfg, st.Path(), logger)
 		if err != nil {
 			logger.Error("start", "err", err)
 			h.Close()
 			return ExitFail
 		}
+		con = c
 		base := "http://" + ln.Addr().String()
-		logger.Info("mcp-hub serving HTTP", "streamable", base+"/mcp", "sse", base+"/sse", "store", st.Path(), "version", e.Build.version())
+		logger.Info("mcp-hub serving HTTP", "streamable", base+"/mcp", "sse", base+"/sse", "console", base+"/ui/", "store", st.Path(), "version", e.Build.version())
+		defer advertise(cfg, base, logger)()
 		wg.Go(func() {
 			httpErr = serveHTTP(runCtx, ln, handler, cfg.HTTPReadHeader, logger)
 			endRun()
 		})
+		if e.httpReady != nil {
+			e.httpReady(base, con)
+		}
 	}
 	var serveErr error
 	if serveStdio {
@@ -192,6 +199,9 @@ func Serve(ctx context.Context, e *Env) int {
 		logger.Error("serve", "err", serveErr)
 	}
 	endRun()
+	if con != nil {
+		con.Close() // ends its event streams, so the HTTP server can stop
+	}
 	ok := closeWithin(h, shutdownLimit, logger)
 	wg.Wait()
 	if httpErr != nil && !errors.Is(httpErr, http.ErrServerClosed) {

@@ -65,10 +65,6 @@ func errInternal(what string, err error) error {
 	return &adminError{http.StatusInternalServerError, "INTERNAL", what + ": " + err.Error()}
 }
 
-// errChangedMeanwhile aborts an approval of a spec that changed after it was
-// read.
-var errChangedMeanwhile = errors.New("changed meanwhile")
-
 var (
 	errRateLimited = &adminError{http.StatusTooManyRequests, "RATE_LIMITED",
 		"too many changes: admin changes are limited to 10 at once, then one every 2 seconds; try again shortly"}
@@ -833,19 +829,11 @@ func (h *Hub) opApprove(ctx context.Context, who, name string) (adminResult, err
 		return adminResult{}, errInternal("cannot read the tool pins", err)
 	}
 	if !cur.Approved() {
-		fp := cur.Spec.Fingerprint()
-		if _, err := h.opts.Store.Update(ctx, name, func(r *upstream.Registration) error {
-			if r.Spec.Fingerprint() != fp {
-				return errChangedMeanwhile
-			}
-			r.Approve()
-			return nil
-		}); errors.Is(err, errChangedMeanwhile) {
+		if err := ApproveRegistration(ctx, h.opts.Store, who, cur); errors.Is(err, ErrReviewChanged) {
 			return adminResult{}, &adminError{http.StatusConflict, "CHANGED", fmt.Sprintf("%q changed while it was being approved; review it again", name)}
 		} else if err != nil {
 			return adminResult{}, errInternal("cannot store the approval", err)
 		}
-		_ = h.opts.Store.Audit(ctx, who, "approve", name, map[string]any{"launch": cur.Spec.RedactedLaunch()})
 	}
 	if len(changes.Findings) > 0 {
 		if err := h.approveChanges(ctx, who, changes); errors.Is(err, upstream.ErrPinsChanged) {

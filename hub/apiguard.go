@@ -19,18 +19,8 @@ import (
 // checkAPIRequest refuses cross-origin browser requests (403) and bodies
 // that are not application/json (415).
 func (f *httpFront) checkAPIRequest(r *http.Request) error {
-	if o := r.Header.Get("Origin"); o != "" {
-		u, err := url.Parse(o)
-		if err != nil || !strings.EqualFold(u.Host, r.Host) {
-			return &adminError{http.StatusForbidden, "CROSS_ORIGIN", fmt.Sprintf(
-				"origin %q is not this hub's (%s): the admin API takes no requests from web pages of other origins", o, r.Host)}
-		}
-	}
-	switch site := strings.ToLower(r.Header.Get("Sec-Fetch-Site")); site {
-	case "", "same-origin", "none":
-	default:
-		return &adminError{http.StatusForbidden, "CROSS_ORIGIN", fmt.Sprintf(
-			"a browser marked this request as coming from another site (Sec-Fetch-Site: %s): the admin API takes no requests from web pages of other origins", site)}
+	if err := checkSameOrigin(r); err != nil {
+		return err
 	}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		return nil
@@ -45,6 +35,26 @@ func (f *httpFront) checkAPIRequest(r *http.Request) error {
 		}
 		return &adminError{http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", fmt.Sprintf(
 			"the admin API takes JSON bodies only: send Content-Type: application/json (got %s)", ct)}
+	}
+	return nil
+}
+
+// checkSameOrigin refuses (403) a request a browser marks as coming from a
+// page of another origin: an Origin other than this Host, or a
+// Sec-Fetch-Site other than same-origin or none.
+func checkSameOrigin(r *http.Request) error {
+	if o := r.Header.Get("Origin"); o != "" {
+		u, err := url.Parse(o)
+		if err != nil || !strings.EqualFold(u.Host, r.Host) {
+			return &adminError{http.StatusForbidden, "CROSS_ORIGIN", fmt.Sprintf(
+				"origin %q is not this hub's (%s): the admin API and the console take no requests from pages of other origins", o, r.Host)}
+		}
+	}
+	switch site := strings.ToLower(r.Header.Get("Sec-Fetch-Site")); site {
+	case "", "same-origin", "none":
+	default:
+		return &adminError{http.StatusForbidden, "CROSS_ORIGIN", fmt.Sprintf(
+			"a browser marked this request as coming from another site (Sec-Fetch-Site: %s): the admin API and the console take no requests from pages of other origins", site)}
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ type metrics struct {
 	shadowed  *prom.GaugeVec
 	upstreams *prom.GaugeVec
 	instances *prom.GaugeVec
+	recent    recentCalls // the last calls, for the console (recent.go)
 }
 
 // Call outcomes.
@@ -62,6 +63,7 @@ func (m *metrics) handler() http.Handler { return m.reg.Handler() }
 func (m *metrics) call(up, tool, outcome string, d time.Duration) {
 	m.calls.Inc(up, tool, outcome)
 	m.latency.Observe(d.Seconds(), up)
+	m.recent.add(up, tool, outcome, d)
 }
 
 func (m *metrics) sessionOpened(transport string) { m.sessions.Add(1, transport) }

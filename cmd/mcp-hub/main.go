@@ -62,5 +62,6 @@ func commands() hubcli.Commands {
 		"login":   {Summary: "log in to an HTTP upstream with OAuth (or store a pasted token)", Run: hubcli.Login},
 		"logout":  {Summary: "delete (and revoke) an upstream's OAuth token", Run: hubcli.Logout},
 		"setup":   {Summary: "add the hub to a client's config file: setup claude|claude-code|cursor|vscode|windsurf", Run: hubcli.Setup},
+		"ui":      {Summary: "open the web console in a browser (starts a hub on a loopback port if none serves HTTP)", Run: hubcli.UI},
 	}
 }

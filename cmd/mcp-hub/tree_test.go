@@ -16,7 +16,7 @@ import (
 // mcp-hub --help lists every command with its summary.
 func TestCommandTree(t *testing.T) {
 	tree := commands()
-	want := []string{"add", "approve", "doctor", "export", "import", "list", "login", "logout", "reject", "remove", "serve", "setup", "status", "tools"}
+	want := []string{"add", "approve", "doctor", "export", "import", "list", "login", "logout", "reject", "remove", "serve", "setup", "status", "tools", "ui"}
 	if got := slices.Sorted(maps.Keys(tree)); !slices.Equal(got, want) {
 		t.Errorf("commands %v, want %v", got, want)
 	}
