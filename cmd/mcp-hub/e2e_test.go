@@ -270,11 +270,15 @@ func TestGoSDKClient(t *testing.T) {
 	if _, err := ps.CallTool(ctx, p); err != nil {
 		t.Fatal(err)
 	}
+	// The hub writes the notifications before the result, but go-sdk runs
+	// notification handlers apart from the call's return: wait for them.
+	waitFor(t, 10*time.Second, "a progress notification with the client's token", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) > 0
+	})
 	mu.Lock()
 	defer mu.Unlock()
-	if len(got) == 0 {
-		t.Errorf("no progress notification arrived with the client's token")
-	}
 	for i := 1; i < len(got); i++ {
 		if got[i] < got[i-1] {
 			t.Errorf("progress out of order: %v", got)
