@@ -106,7 +106,7 @@ func (h *Hub) HTTPHandler(opts *HTTPOptions) (http.Handler, error) {
 		o.BodyTimeout = 30 * time.Second
 	}
 	if len(o.ProtocolVersions) == 0 {
-		o.ProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+		o.ProtocolVersions = append([]string{statelessVersion}, legacyVersions...)
 	}
 	f := &httpFront{h: h, opts: o, tokenHash: sha256.Sum256([]byte(o.Token)), logger: h.logger.With("front", "http"),
 		sessions: map[string]*httpSession{}}
@@ -527,13 +527,26 @@ func (f *httpFront) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bo
 
 // serveStreamable implements the streamable HTTP transport on /mcp.
 func (f *httpFront) serveStreamable(w http.ResponseWriter, r *http.Request) {
-	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !slices.Contains(f.opts.ProtocolVersions, v) {
+	v := r.Header.Get("Mcp-Protocol-Version")
+	if v != "" && !slices.Contains(f.opts.ProtocolVersions, v) {
+		if v >= statelessVersion {
+			// The 2026-07-28 answer, which tells the client what to use.
+			writeJSON(w, http.StatusBadRequest, wire.AppendError(nil, nil, codeUnsupportedProtocolVersion,
+				fmt.Sprintf("unsupported protocol version %q", v), unsupportedVersionData(f.opts.ProtocolVersions, v)))
+			return
+		}
 		rpcHTTPError(w, http.StatusBadRequest, fmt.Sprintf("unsupported MCP-Protocol-Version %q (supported: %s)", v, strings.Join(f.opts.ProtocolVersions, ", ")))
 		return
 	}
 	sid := r.Header.Get("Mcp-Session-Id")
 	if sid != "" && !validSessionID(sid) {
 		rpcHTTPError(w, http.StatusBadRequest, "malformed Mcp-Session-Id")
+		return
+	}
+	if sid == "" && v >= statelessVersion && r.Method != http.MethodPost {
+		// A stateless client has no stream of its own but its POSTs'.
+		w.Header().Set("Allow", "POST")
+		rpcHTTPError(w, http.StatusMethodNotAllowed, "protocol version "+v+" has no session: POST each request")
 		return
 	}
 	switch r.Method {
@@ -587,6 +600,10 @@ func (f *httpFront) streamablePost(w http.ResponseWriter, r *http.Request, sid s
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = w.Write(out)
+		return
+	}
+	if sid == "" && isStatelessPost(r, m) {
+		f.statelessPost(w, r, body, m)
 		return
 	}
 	var hs *httpSession
