@@ -68,7 +68,7 @@ func startHTTPHubOpts(t *testing.T, opts *Options, hopts *HTTPOptions, specs ...
 	if hopts == nil {
 		hopts = &HTTPOptions{}
 	}
-	if hopts.Token == "" && !hopts.NoAuth {
+	if hopts.Token == "" && !hopts.NoAuth && hopts.Auth == nil {
 		hopts.Token = testToken
 	}
 	handler, err := h.HTTPHandler(hopts)
