@@ -114,6 +114,7 @@ func parseStatelessMeta(params []byte) (*statelessInfo, error) {
 	// The 2026-07-28 shape: roots is an object.
 	var caps struct {
 		mcp.ClientCapabilities
+		//lint:ignore SA1019 roots are deprecated in 2026-07-28 but a client may still declare them
 		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
 	}
 	if raw == nil || raw[0] != '{' || json.Unmarshal(raw, &caps) != nil {

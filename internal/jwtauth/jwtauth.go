@@ -73,7 +73,6 @@ type Verifier struct {
 
 	mu      sync.Mutex // guards following
 	keys    jwkset.Storage
-	jwksURL string
 	tried   time.Time // the last failed discovery
 	lastErr error
 }
