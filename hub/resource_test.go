@@ -471,3 +471,37 @@ func TestResourceTokenStaysHere(t *testing.T) {
 		}
 	}
 }
+
+// TestResourceIdPDown: while the identity provider cannot be reached and
+// its keys were never fetched, requests get 503 with Retry-After (and
+// /healthz still answers); once it answers, tokens are taken.
+func TestResourceIdPDown(t *testing.T) {
+	k := newRSAKey(t, "k")
+	var down atomic.Bool
+	down.Store(true)
+	idp := newIdP(t, k)
+	inner := idp.srv.Config.Handler
+	idp.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			http.Error(w, "down for maintenance", http.StatusBadGateway)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	})
+	_, srv := startAuthHub(t, idp, nil, 20*time.Millisecond, fixtureSpec("a", "-only", "echo"))
+	list := statelessBody("1", "tools/list", "")
+	tok := idp.sign(t, k, hubResource, nil)
+	hdr := bearerHdr(tok, "Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/list")
+	resp := raw(t, "POST", srv.URL+"/mcp", list, hdr)
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || strings.Contains(string(body), tok) {
+		t.Fatalf("provider down: status %d, Retry-After %q: %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	if resp := raw(t, "GET", srv.URL+"/healthz", "", nil); resp.StatusCode != 200 {
+		t.Errorf("/healthz while the provider is down: %d", resp.StatusCode)
+	}
+	down.Store(false)
+	eventually(t, 10*time.Second, "the token taken once the provider answers", func() bool {
+		return raw(t, "POST", srv.URL+"/mcp", list, hdr).StatusCode == 200
+	})
+}
