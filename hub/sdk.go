@@ -25,6 +25,12 @@ import (
 
 // toSDKMsg hands a client message to go-sdk.
 func (s *session) toSDKMsg(line []byte, m wire.Message) {
+	if err := s.connectSDK(); err != nil {
+		if m.IsRequest() {
+			s.replyError(m.ID, jsonrpc.CodeInternalError, err.Error(), nil)
+		}
+		return
+	}
 	var msg jsonrpc.Message
 	switch {
 	case m.IsRequest():

@@ -33,6 +33,9 @@ type session struct {
 	done   chan struct{}
 	toSDK  chan jsonrpc.Message
 	ss     atomic.Pointer[mcp.ServerSession] // set once go-sdk is connected
+	// sdkOnce connects go-sdk (connectSDK); sdkErr is why it failed.
+	sdkOnce sync.Once
+	sdkErr  error
 
 	listed      atomic.Bool  // a tools/list was answered
 	logLevel    atomic.Int32 // the level the client set (noLevel: none)
@@ -113,13 +116,35 @@ func (h *Hub) openSession(ctx context.Context, id string, out outbox, stateless 
 		cancel()
 		return nil, err
 	}
-	ss, err := h.server.Connect(sctx, sdkTransport{s}, nil)
-	if err != nil {
-		s.close()
-		return nil, fmt.Errorf("start session: %w", err)
+	if stateless != nil {
+		// Most stateless requests (lists, forwarded calls) never reach
+		// go-sdk: it is connected on first use (connectSDK).
+		return s, nil
 	}
-	s.ss.Store(ss)
+	if err := s.connectSDK(); err != nil {
+		s.close()
+		return nil, err
+	}
 	return s, nil
+}
+
+// connectSDK connects go-sdk's server to the session, once.
+func (s *session) connectSDK() error {
+	s.sdkOnce.Do(func() {
+		ss, err := s.h.server.Connect(s.ctx, sdkTransport{s}, nil)
+		if err != nil {
+			s.sdkErr = fmt.Errorf("start session: %w", err)
+			return
+		}
+		s.ss.Store(ss)
+		s.mu.Lock()
+		closed := s.closed
+		s.mu.Unlock()
+		if closed { // close ran meanwhile, and may not have seen ss
+			_ = ss.Close()
+		}
+	})
+	return s.sdkErr
 }
 
 // ServeStdio serves one client over a newline-delimited JSON-RPC stream (the
