@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -328,5 +331,53 @@ func TestStatelessManyClients(t *testing.T) {
 	wg.Wait()
 	if n := failures.Load(); n > 0 {
 		t.Fatalf("%d calls failed", n)
+	}
+}
+
+// TestStatelessParamHeaders: for a tool whose input schema mirrors an
+// argument into a header (x-mcp-header), a stateless tools/call must carry
+// that Mcp-Param-* header with the argument's value: go-sdk's client does,
+// and a missing, extra or different header gets 400 with -32020.
+func TestStatelessParamHeaders(t *testing.T) {
+	defs := filepath.Join(t.TempDir(), "defs.json")
+	if err := os.WriteFile(defs, []byte(`{"tools":{"region_echo":{"inputSchema":{"type":"object",
+		"properties":{"region":{"type":"string","x-mcp-header":"Region"},"text":{"type":"string"}}}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h, srv := startHTTPHub(t, nil, fixtureSpec("a", "-only", "echo", "-defs", defs))
+	eventually(t, 10*time.Second, "region_echo", func() bool { _, ok := h.Catalog().Tool("region_echo"); return ok })
+	cs, _ := statelessClient(t, srv.URL, nil)
+	if _, err := cs.ListTools(context.Background(), nil); err != nil { // go-sdk mirrors the headers of tools it listed
+		t.Fatal(err)
+	}
+	if got, isErr := slCall(t, cs, &mcp.CallToolParams{Name: "region_echo", Arguments: map[string]any{"region": "eu-west", "text": "hi"}}); isErr || !strings.Contains(got, "eu-west") {
+		t.Errorf("go-sdk's call = %q (error %v)", got, isErr)
+	}
+	body := func(args string) string {
+		return statelessBody("7", "tools/call", `{"name":"region_echo","arguments":`+args+`}`)
+	}
+	base := []string{"Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "region_echo"}
+	for _, tt := range []struct {
+		name, args string
+		hdr        []string
+		status     int
+	}{
+		{"matching", `{"region":"eu-west"}`, []string{"Mcp-Param-Region", "eu-west"}, 200},
+		{"base64", `{"region":"eu-west"}`, []string{"Mcp-Param-Region", "=?base64?ZXUtd2VzdA==?="}, 200},
+		{"different", `{"region":"eu-west"}`, []string{"Mcp-Param-Region", "us-east"}, 400},
+		{"missing", `{"region":"eu-west"}`, nil, 400},
+		{"without the argument", `{"text":"x"}`, []string{"Mcp-Param-Region", "eu-west"}, 400},
+		{"neither", `{"text":"x"}`, nil, 200},
+	} {
+		hdr := map[string][]string{"Authorization": auth}
+		kv := append(slices.Clone(base), tt.hdr...)
+		for i := 0; i < len(kv); i += 2 {
+			hdr[kv[i]] = []string{kv[i+1]}
+		}
+		resp := raw(t, "POST", srv.URL+"/mcp", body(tt.args), hdr)
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != tt.status || (tt.status == 400 && !strings.Contains(string(b), "-32020")) {
+			t.Errorf("%s: %d %s", tt.name, resp.StatusCode, b)
+		}
 	}
 }
