@@ -278,3 +278,26 @@ func principal(ti *sdkauth.TokenInfo) string {
 	}
 	return " sub:" + ti.UserID
 }
+
+// checkAdmin checks that a request carries a valid token with the required
+// scopes and the admin scope (for a handler beside the front that makes
+// admin changes: the web console's login).
+func (rs *resourceServer) checkAdmin(r *http.Request) error {
+	scheme, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	tok = strings.TrimSpace(tok)
+	if !strings.EqualFold(scheme, "Bearer") || tok == "" {
+		return &adminError{http.StatusUnauthorized, "UNAUTHENTICATED", "missing bearer token (Authorization: Bearer <token>)"}
+	}
+	ti, err := rs.verify.Verify(r.Context(), tok, r)
+	if err != nil {
+		return &adminError{http.StatusUnauthorized, "UNAUTHENTICATED", strings.TrimPrefix(err.Error(), sdkauth.ErrInvalidToken.Error()+": ")}
+	}
+	need := slices.Clone(rs.opts.RequiredScopes)
+	if rs.opts.AdminScope != "" {
+		need = append(need, rs.opts.AdminScope)
+	}
+	if missing := missingScopes(ti, need); len(missing) > 0 {
+		return &adminError{http.StatusForbidden, "FORBIDDEN", "the token lacks the scope " + strings.Join(missing, " ")}
+	}
+	return nil
+}

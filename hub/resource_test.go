@@ -389,6 +389,22 @@ func TestResourceAdminScope(t *testing.T) {
 	if resp.StatusCode != 404 {
 		t.Errorf("another subject's request on the session: %d", resp.StatusCode)
 	}
+
+	// A handler beside the front that makes admin changes (the web
+	// console's login) takes the provider's tokens with the admin scope.
+	fr, err := h.HTTPFront(&HTTPOptions{Auth: &AuthOptions{Issuer: idp.srv.URL, Audience: hubResource, RequiredScopes: []string{"mcp"}, AdminScope: "mcp-hub:admin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ tok, code string }{{"", "UNAUTHENTICATED"}, {user, "FORBIDDEN"}, {admin, ""}} {
+		req := httptest.NewRequest("POST", "/ui/login-codes", nil)
+		if tt.tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tt.tok)
+		}
+		if err := fr.CheckBearer(req); (err == nil) != (tt.code == "") || (err != nil && ErrorCode(err) != tt.code) {
+			t.Errorf("CheckBearer: %v, want %q", err, tt.code)
+		}
+	}
 }
 
 // TestResourceTokenStaysHere: a client's JWT never reaches an upstream
