@@ -55,7 +55,12 @@ func httpSetup(cfg *config.Config, stderr io.Writer, logger *slog.Logger) (net.L
 	if !loopback && host != "" && host != "0.0.0.0" && host != "::" {
 		opts.AllowedHosts = append(opts.AllowedHosts, host)
 	}
-	if cfg.HTTPNoAuth {
+	if cfg.AuthEnabled() {
+		// An identity provider's tokens instead of the static token.
+		opts.Auth = &hub.AuthOptions{Issuer: cfg.AuthIssuer, Audience: cfg.AuthAudience, JWKSURL: cfg.AuthJWKSURL,
+			RequiredScopes: cfg.AuthRequiredScopes, AdminScope: cfg.AuthAdminScope}
+		logger.Info("HTTP clients authenticate with access tokens of the identity provider", "issuer", cfg.AuthIssuer, "audience", cfg.AuthAudience)
+	} else if cfg.HTTPNoAuth {
 		// No-auth covers MCP clients, not approval: approving over the
 		// REST API still needs a token, and without one it is refused.
 		if opts.Token, err = noAuthToken(cfg); err != nil {

@@ -58,6 +58,7 @@ type Config struct {
 	Security `koanf:"security"`
 	Admin    `koanf:"admin"`
 	HTTP     `koanf:"http"`
+	Auth     `koanf:"auth"`
 	Env      `koanf:"env"`
 
 	// Servers are the upstreams the file declares, sorted by name.
@@ -136,6 +137,20 @@ type HTTP struct {
 	HTTPReadHeader     time.Duration `koanf:"readHeaderTimeout" default:"5s" doc:"time a client has to send its request headers (slowloris protection)"`
 	HTTPBodyTimeout    time.Duration `koanf:"bodyTimeout" default:"30s" doc:"time a client has to send a request body"`
 }
+
+// Auth is the auth section: the HTTP front as an OAuth 2.1 resource server,
+// taking the access tokens of a team's identity provider instead of
+// http.token.
+type Auth struct {
+	AuthIssuer         string   `koanf:"issuer" doc:"issuer of the identity provider whose access tokens (JWTs) the HTTP front takes instead of http.token (https, or http on loopback); empty: no identity provider"`
+	AuthAudience       string   `koanf:"audience" doc:"the hub's resource identifier tokens must be issued for (aud): the public URL of its /mcp endpoint, e.g. https://hub.example.com/mcp"`
+	AuthJWKSURL        string   `koanf:"jwksUrl" doc:"the issuer's JSON Web Key Set; empty: the jwks_uri of the issuer's metadata"`
+	AuthRequiredScopes []string `koanf:"requiredScopes" doc:"scopes every token must carry"`
+	AuthAdminScope     string   `koanf:"adminScope" default:"mcp-hub:admin" doc:"scope a token needs for admin changes (the hub_* tools that change servers, the admin API's writes); empty: none beyond requiredScopes"`
+}
+
+// AuthEnabled reports whether the auth section names an identity provider.
+func (a Auth) AuthEnabled() bool { return a.AuthIssuer != "" }
 
 // Env is the env section.
 type Env struct {

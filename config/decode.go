@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
+	"net/url"
 	"reflect"
 	"regexp"
 	"slices"
@@ -91,6 +93,9 @@ func decodeDoc(file string, raw map[string]any) (*Config, error) {
 	}
 	if c.Backoff.Jitter < 0 || c.Backoff.Jitter >= 1 {
 		return nil, &Error{File: file, Key: "reconnect.jitter", Msg: "must be in [0, 1)"}
+	}
+	if err := checkAuth(file, c); err != nil {
+		return nil, err
 	}
 	for _, name := range slices.Sorted(maps.Keys(doc.MCPServers)) {
 		s, err := doc.MCPServers[name].server(file, name)
@@ -412,4 +417,40 @@ func checkStore(s Source) error {
 		return nil
 	}
 	return errors.New(`want a postgres://user:password@host:port/database URL, "${VAR}" or "file:<path>" naming one, or nothing (hub.db in dataDir)`)
+}
+
+// checkAuth checks the auth section: an issuer needs an audience (and the
+// other way round), its URLs must be https (http on loopback), and it
+// excludes the static token and no-auth.
+func checkAuth(file string, c *Config) error {
+	bad := func(key, format string, a ...any) error {
+		return &Error{File: file, Key: key, Msg: fmt.Sprintf(format, a...)}
+	}
+	switch {
+	case c.AuthIssuer == "" && (c.AuthAudience != "" || c.AuthJWKSURL != "" || len(c.AuthRequiredScopes) > 0):
+		return bad("auth.issuer", "required with the other auth keys: the identity provider whose tokens the hub takes")
+	case c.AuthIssuer == "":
+		return nil
+	case c.AuthAudience == "":
+		return bad("auth.audience", "required with auth.issuer: the hub's resource URL tokens are issued for, e.g. https://hub.example.com/mcp")
+	case c.HTTPToken != "":
+		return bad("auth.issuer", "excludes http.token: with an identity provider the hub takes its tokens only")
+	case c.HTTPNoAuth:
+		return bad("auth.issuer", "excludes http.noAuth")
+	}
+	for key, v := range map[string]string{"auth.issuer": c.AuthIssuer, "auth.jwksUrl": c.AuthJWKSURL} {
+		if v == "" {
+			continue
+		}
+		u, err := url.Parse(v)
+		if err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && loopbackHost(u.Hostname()))) {
+			return bad(key, "%q must be an https URL (http only on a loopback address)", v)
+		}
+	}
+	return nil
+}
+
+func loopbackHost(h string) bool {
+	ip := net.ParseIP(h)
+	return h == "localhost" || (ip != nil && ip.IsLoopback())
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"os"
 	"regexp"
 	"slices"
@@ -72,6 +73,12 @@ func TestKeysFromTags(t *testing.T) {
 		{"http.maxBodyBytes", KindInt, "16777216", nil},
 		{"http.readHeaderTimeout", KindDuration, "5s", nil},
 		{"http.bodyTimeout", KindDuration, "30s", nil},
+		{"auth", KindSection, "", nil},
+		{"auth.issuer", KindString, "", nil},
+		{"auth.audience", KindString, "", nil},
+		{"auth.jwksUrl", KindString, "", nil},
+		{"auth.requiredScopes", KindStrings, "", nil},
+		{"auth.adminScope", KindString, "mcp-hub:admin", nil},
 		{"env", KindSection, "", nil},
 		{"env.inherit", KindStrings, "[]", nil},
 		{"mcpServers", KindSection, "", nil},
@@ -153,6 +160,7 @@ env: {inherit: [E]}
 		Backoff: Reconnect{s("10s"), 1.5, s("11s"), 0.5, 12}, Health: Health{s("13s"), 14},
 		Security: Security{15, []string{"a"}}, Admin: Admin{"read-only", "auto"},
 		HTTP: HTTP{"127.0.0.1:1", "${T}", true, true, []string{"h"}, []string{"o"}, 16, s("17s"), 18, s("19s"), s("20s")},
+		Auth: Auth{AuthAdminScope: "mcp-hub:admin"},
 		Env:  Env{[]string{"E"}},
 	}
 	if diff := cmp.Diff(want, c); diff != "" {
@@ -235,5 +243,35 @@ func TestKeysAreUnique(t *testing.T) {
 	slices.Sort(paths)
 	if c := slices.Compact(slices.Clone(paths)); len(c) != len(paths) {
 		t.Errorf("duplicate keys in %v", paths)
+	}
+}
+
+// TestAuthSection: the auth keys land in their fields, and a section that
+// cannot work is refused naming the key.
+func TestAuthSection(t *testing.T) {
+	c, err := Load(Sources{File: writeFile(t, "hub.yaml", `
+auth: {issuer: "https://idp.example/realm", audience: "https://hub.example/mcp", jwksUrl: "http://127.0.0.1:9/jwks",
+       requiredScopes: [mcp, tools], adminScope: ops}
+`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Auth{"https://idp.example/realm", "https://hub.example/mcp", "http://127.0.0.1:9/jwks", []string{"mcp", "tools"}, "ops"}
+	if diff := cmp.Diff(want, c.Auth); diff != "" || !c.AuthEnabled() {
+		t.Errorf("auth (-want +got):\n%s", diff)
+	}
+	for _, tt := range []struct{ file, key, msg string }{
+		{`auth: {audience: "https://hub.example/mcp"}`, "auth.issuer", "required with the other auth keys"},
+		{`auth: {issuer: "https://idp.example"}`, "auth.audience", "required with auth.issuer"},
+		{`auth: {issuer: "http://idp.example", audience: a}`, "auth.issuer", "https"},
+		{`auth: {issuer: "https://idp.example", audience: a, jwksUrl: "http://keys.example/jwks"}`, "auth.jwksUrl", "https"},
+		{"auth: {issuer: \"https://idp.example\", audience: a}\nhttp: {token: \"${T}\"}", "auth.issuer", "excludes http.token"},
+		{"auth: {issuer: \"https://idp.example\", audience: a}\nhttp: {noAuth: true}", "auth.issuer", "excludes http.noAuth"},
+	} {
+		_, err := Load(Sources{File: writeFile(t, "hub.yaml", tt.file)})
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Key != tt.key || !strings.Contains(ce.Msg, tt.msg) {
+			t.Errorf("%s: %v, want %s: …%s…", tt.file, err, tt.key, tt.msg)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -310,22 +311,41 @@ func httpDo(method, url, token, body string) (int, string) {
 }
 
 // replicaOf records which replica answered a session's requests
-// (HAProxy's X-Mcp-Hub-Replica).
+// (HAProxy's X-Mcp-Hub-Replica), and how many each answered.
 type replicaOf struct {
-	base http.RoundTripper
-	last atomic.Value // string
+	base   http.RoundTripper
+	last   atomic.Value // string
+	mu     sync.Mutex
+	counts map[string]int
+	sids   atomic.Int32 // exchanges that carried an Mcp-Session-Id
 }
 
 func (r *replicaOf) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
 	req.Header.Set("Authorization", "Bearer "+teamToken)
 	resp, err := r.base.RoundTrip(req)
+	if req.Header.Get("Mcp-Session-Id") != "" || (err == nil && resp.Header.Get("Mcp-Session-Id") != "") {
+		r.sids.Add(1)
+	}
 	if err == nil {
 		if rep := resp.Header.Get("X-Mcp-Hub-Replica"); rep != "" {
 			r.last.Store(rep)
+			r.mu.Lock()
+			if r.counts == nil {
+				r.counts = map[string]int{}
+			}
+			r.counts[rep]++
+			r.mu.Unlock()
 		}
 	}
 	return resp, err
+}
+
+// served returns how many responses each replica gave.
+func (r *replicaOf) served() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.counts)
 }
 
 func (r *replicaOf) replica() string {
@@ -339,13 +359,29 @@ type session struct {
 	via *replicaOf
 }
 
-// connect opens a session at url (the load balancer or a replica).
+// connect opens a session at url (the load balancer or a replica): a
+// session-era client (initialize, Mcp-Session-Id), kept on one replica by
+// the load balancer's affinity.
 func connect(ctx context.Context, url string) (*session, error) {
+	return connectVersion(ctx, url, "2025-11-25")
+}
+
+// connectStateless connects a stateless 2026-07-28 client at url: no
+// initialize, no session; each of its requests may go to any replica.
+func connectStateless(ctx context.Context, url string) (*session, error) {
+	return connectVersion(ctx, url, "2026-07-28")
+}
+
+func connectVersion(ctx context.Context, url, version string) (*session, error) {
 	via := &replicaOf{base: http.DefaultTransport}
 	tr := &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: via}, MaxRetries: 1}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "team-test", Version: "1"}, nil).Connect(ctx, tr, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "team-test", Version: "1"}, nil).Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		return nil, err
+	}
+	if v := cs.InitializeResult().ProtocolVersion; v != version {
+		cs.Close()
+		return nil, fmt.Errorf("the client negotiated %s, want %s", v, version)
 	}
 	return &session{cs: cs, via: via}, nil
 }

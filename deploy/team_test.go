@@ -92,12 +92,14 @@ func (w *worker) run(ctx context.Context, lb string, s *session, dead string, ki
 	}
 }
 
-// Issue 18: 3 replicas + HAProxy + PostgreSQL. 50 streamable sessions call
-// tools through the LB; a server registered and approved on replica A is
-// callable through B and C within a second; B is killed -9 mid-run: its
-// sessions get 404 or a connection error, initialize again through the LB
-// and go on, and no session on A or C sees an error; every registration the
-// LB acknowledged is stored.
+// Issue 18: 3 replicas + HAProxy + PostgreSQL. 50 streamable sessions and
+// 20 stateless 2026-07-28 clients call tools through the LB; a server
+// registered and approved on replica A is callable through B and C within a
+// second; B is killed -9 mid-run: its sessions get 404 or a connection
+// error, initialize again through the LB and go on, and no session on A or
+// C sees an error; stateless clients are answered by every replica and see
+// no error but for calls in flight on B when it is killed; every
+// registration the LB acknowledged is stored.
 func TestTeamFailover(t *testing.T) {
 	pg, reps, lb := teamUp(t)
 	_, fixture := bins(t)
@@ -122,10 +124,20 @@ func TestTeamFailover(t *testing.T) {
 	if len(homes) != 3 {
 		t.Errorf("sessions landed on %v, want all three replicas", homes)
 	}
-	// Stateless 2026-07-28 clients (issue 18 item 3, no initialize, no
-	// Mcp-Session-Id) join here once the HTTP front serves them: 20 of
-	// them calling through lb, and none may see an error beyond its
-	// requests in flight on the killed replica.
+	// 20 stateless 2026-07-28 clients (no initialize, no Mcp-Session-Id)
+	// call through lb alongside: each request may go to any replica, and
+	// none may fail but the ones in flight on B when it is killed.
+	var killMark atomic.Pointer[time.Time] // when B was killed
+	stateless := make([]*statelessWorker, 20)
+	for i := range stateless {
+		s, err := connectStateless(context.Background(), lb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := &statelessWorker{id: i, s: s}
+		stateless[i] = w
+		wg.Go(func() { w.run(ctx, lb, &killMark, 20*time.Millisecond) })
+	}
 
 	// Registrations through the LB all along, across the kill.
 	var acked []string
@@ -189,6 +201,7 @@ func TestTeamFailover(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	killed.Store(true)
 	killedAt := time.Now()
+	killMark.Store(&killedAt)
 	b.kill()
 	time.Sleep(6 * time.Second)
 	stop()
@@ -219,6 +232,25 @@ func TestTeamFailover(t *testing.T) {
 			break
 		}
 	}
+	var slCalls, slInFlight int64
+	slServed := map[string]int{}
+	for _, w := range stateless {
+		slCalls += w.calls.Load()
+		slInFlight += int64(len(w.inFlight))
+		for _, e := range w.bad {
+			t.Errorf("stateless client %d: %s", w.id, e)
+		}
+		for rep, n := range w.served {
+			slServed[rep] += n
+		}
+		if n := w.sids.Load(); n != 0 {
+			t.Errorf("stateless client %d: %d exchanges carried an Mcp-Session-Id", w.id, n)
+		}
+	}
+	t.Logf("20 stateless clients: %d calls, answered by %v; %d failed, all in flight on %s when it was killed", slCalls, slServed, slInFlight, b.name)
+	if len(slServed) != 3 {
+		t.Errorf("stateless requests were answered by %v, want all three replicas", slServed)
+	}
 
 	// Every acknowledged registration is stored.
 	code, body := httpGet(a.url()+"/api/servers", teamToken)
@@ -235,6 +267,67 @@ func TestTeamFailover(t *testing.T) {
 		t.Errorf("only %d registrations acknowledged", len(acked))
 	}
 	checkNoSecret(t, pg, reps)
+}
+
+// statelessWorker is a stateless 2026-07-28 client calling echo through the
+// load balancer in a loop: any replica may answer any call.
+type statelessWorker struct {
+	id       int
+	s        *session
+	calls    atomic.Int64
+	inFlight []string       // errors of calls that started before the kill
+	bad      []string       // any other error
+	served   map[string]int // responses per replica, of every client it used
+	sids     atomic.Int32   // exchanges that carried an Mcp-Session-Id
+}
+
+// run calls until ctx ends. A call in flight when B is killed may fail; the
+// client then connects again (server/discover, through the LB) and goes on.
+func (w *statelessWorker) run(ctx context.Context, lb string, killMark *atomic.Pointer[time.Time], pause time.Duration) {
+	w.served = map[string]int{}
+	done := func(s *session) {
+		s.cs.Close()
+		for rep, n := range s.via.served() {
+			w.served[rep] += n
+		}
+		w.sids.Add(s.via.sids.Load())
+	}
+	defer func() {
+		if w.s != nil {
+			done(w.s)
+		}
+	}()
+	for i := 0; ctx.Err() == nil; i++ {
+		start := time.Now()
+		err := w.s.echo(ctx, fmt.Sprintf("s%d-%d", w.id, i))
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil {
+			w.calls.Add(1)
+			time.Sleep(pause)
+			continue
+		}
+		if k := killMark.Load(); k != nil && start.Before(*k) {
+			w.inFlight = append(w.inFlight, err.Error())
+			done(w.s)
+			w.s = nil
+			for ctx.Err() == nil {
+				s, cerr := connectStateless(ctx, lb)
+				if cerr == nil {
+					w.s = s
+					break
+				}
+				w.bad = append(w.bad, "connect again: "+cerr.Error())
+				time.Sleep(100 * time.Millisecond)
+			}
+			continue
+		}
+		w.bad = append(w.bad, err.Error())
+		if len(w.bad) > 20 {
+			return
+		}
+	}
 }
 
 func afterKill(ws []*worker) int64 {

@@ -207,6 +207,11 @@ func (h *Hub) registerAdminTools() []catalog.Item {
 	for _, t := range h.adminTools() {
 		t := t
 		h.server.AddTool(t.tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if !t.readOnly {
+				if msg := adminRefusal(req, t.tool.Name); msg != "" {
+					return errResult(msg), nil
+				}
+			}
 			args, err := decodeArgs(req.Params.Arguments, t.tool.InputSchema.(map[string]any))
 			if err != nil {
 				return errResult(redact.Text(err.Error())), nil
@@ -261,10 +266,11 @@ func actor(req *mcp.CallToolRequest) string {
 	if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil {
 		name = p.ClientInfo.Name
 	}
+	who := "admin:" + name
 	if id := req.Session.ID(); id != "" {
-		return "admin:" + name + "/" + id
+		who += "/" + id
 	}
-	return "admin:" + name
+	return who + principal(requestToken(req))
 }
 
 // serverView is what the admin tools report about one upstream.

@@ -28,7 +28,8 @@ import (
 // Errors are {"error": CODE, "message": …, "server": name, "timestamp": …}.
 func (f *httpFront) adminRoutes(mux *http.ServeMux) {
 	h := f.h
-	const who = "api"
+	// who names the caller in the audit log: the token's subject with auth.
+	who := func(r *http.Request) string { return "api" + principal(tokenInfo(r.Context())) }
 	mux.HandleFunc("GET /api/servers", func(w http.ResponseWriter, r *http.Request) {
 		res, err := h.opList(r.Context())
 		writeAPI(w, http.StatusOK, "", res, err)
@@ -38,7 +39,7 @@ func (f *httpFront) adminRoutes(mux *http.ServeMux) {
 		if !ok {
 			return
 		}
-		res, err := h.opAdd(r.Context(), who, args, h.noApprover)
+		res, err := h.opAdd(r.Context(), who(r), args, h.noApprover)
 		writeAPI(w, http.StatusCreated, argString(args, "name"), res, err)
 	})
 	mux.HandleFunc("GET /api/servers/{name}", func(w http.ResponseWriter, r *http.Request) {
@@ -51,16 +52,16 @@ func (f *httpFront) adminRoutes(mux *http.ServeMux) {
 		if !ok {
 			return
 		}
-		res, err := h.opUpdate(r.Context(), who, args, h.noApprover)
+		res, err := h.opUpdate(r.Context(), who(r), args, h.noApprover)
 		writeAPI(w, http.StatusOK, name, res, err)
 	})
 	mux.HandleFunc("DELETE /api/servers/{name}", func(w http.ResponseWriter, r *http.Request) {
-		res, err := h.opRemove(r.Context(), who, r.PathValue("name"))
+		res, err := h.opRemove(r.Context(), who(r), r.PathValue("name"))
 		writeAPI(w, http.StatusOK, r.PathValue("name"), res, err)
 	})
 	for _, verb := range []string{"connect", "disconnect", "restart"} {
 		mux.HandleFunc("POST /api/servers/{name}/"+verb, func(w http.ResponseWriter, r *http.Request) {
-			res, err := h.opLifecycle(r.Context(), who, r.PathValue("name"), verb)
+			res, err := h.opLifecycle(r.Context(), who(r), r.PathValue("name"), verb)
 			writeAPI(w, http.StatusOK, r.PathValue("name"), res, err)
 		})
 	}
@@ -68,7 +69,7 @@ func (f *httpFront) adminRoutes(mux *http.ServeMux) {
 		if !f.checkApprover(w, r) {
 			return
 		}
-		res, err := h.opApprove(r.Context(), who, r.PathValue("name"))
+		res, err := h.opApprove(r.Context(), who(r), r.PathValue("name"))
 		writeAPI(w, http.StatusOK, r.PathValue("name"), res, err)
 	})
 }

@@ -49,8 +49,12 @@ func (fr *Front) CheckSameOrigin(r *http.Request) error { return checkSameOrigin
 
 // CheckBearer checks the request's bearer token (Authorization: Bearer),
 // in constant time. It fails when the hub has no token, --http-no-auth or
-// not.
+// not. With an identity provider (HTTPOptions.Auth) it takes the provider's
+// tokens that carry the admin scope instead.
 func (fr *Front) CheckBearer(r *http.Request) error {
+	if rs := fr.f.rs; rs != nil {
+		return rs.checkAdmin(r)
+	}
 	if msg, ok := fr.f.checkBearer(r); !ok {
 		return &adminError{http.StatusUnauthorized, "UNAUTHENTICATED", msg}
 	}

@@ -59,6 +59,10 @@ type HTTPOptions struct {
 	// BodyTimeout bounds reading one request body (30s), so a body that
 	// never ends cannot hold a handler.
 	BodyTimeout time.Duration
+	// Auth makes the front an OAuth 2.1 resource server (resource.go):
+	// requests need a JWT from the identity provider it names instead of
+	// Token, which must then be empty (as must NoAuth).
+	Auth *AuthOptions
 }
 
 // httpFront serves MCP over streamable HTTP (/mcp) and legacy SSE (/sse),
@@ -69,6 +73,7 @@ type httpFront struct {
 	tokenHash [32]byte
 	logger    *slog.Logger
 	mux       *http.ServeMux
+	rs        *resourceServer // nil: the static token (or no auth)
 
 	mu       sync.Mutex // guards following
 	sessions map[string]*httpSession
@@ -87,7 +92,10 @@ func (h *Hub) HTTPHandler(opts *HTTPOptions) (http.Handler, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Token == "" && !o.NoAuth {
+	switch {
+	case o.Auth != nil && (o.Token != "" || o.NoAuth):
+		return nil, errors.New("http: auth (an identity provider's tokens) excludes the static token and NoAuth")
+	case o.Auth == nil && o.Token == "" && !o.NoAuth:
 		return nil, errors.New("http: a token is required unless NoAuth is set")
 	}
 	if o.MaxBodyBytes <= 0 {
@@ -106,10 +114,21 @@ func (h *Hub) HTTPHandler(opts *HTTPOptions) (http.Handler, error) {
 		o.BodyTimeout = 30 * time.Second
 	}
 	if len(o.ProtocolVersions) == 0 {
-		o.ProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+		o.ProtocolVersions = append([]string{statelessVersion}, legacyVersions...)
 	}
 	f := &httpFront{h: h, opts: o, tokenHash: sha256.Sum256([]byte(o.Token)), logger: h.logger.With("front", "http"),
 		sessions: map[string]*httpSession{}}
+	if o.Auth != nil {
+		rs, err := newResourceServer(*o.Auth, f)
+		if err != nil {
+			return nil, err
+		}
+		f.rs = rs
+		h.wg.Go(func() {
+			<-h.stop
+			rs.verify.Close()
+		})
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/mcp", f.serveStreamable)
 	mux.HandleFunc("GET /sse", f.serveSSE)
@@ -128,6 +147,9 @@ func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rpcHTTPError(w, http.StatusForbidden, msg)
 		return
 	}
+	if f.rs != nil && f.rs.servesMetadata(w, r) {
+		return // public, for clients of any origin
+	}
 	if msg, ok := f.checkOrigin(r); !ok {
 		rpcHTTPError(w, http.StatusForbidden, msg)
 		return
@@ -138,7 +160,13 @@ func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if r.URL.Path != "/healthz" && r.URL.Path != "/readyz" {
+	open := r.URL.Path == "/healthz" || r.URL.Path == "/readyz"
+	if !open && f.rs != nil {
+		var ok bool
+		if r, ok = f.rs.authenticate(w, r); !ok {
+			return
+		}
+	} else if !open {
 		if msg, ok := f.checkToken(r); !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-hub", error="invalid_token"`)
 			rpcHTTPError(w, http.StatusUnauthorized, msg)
@@ -298,7 +326,8 @@ func (f *httpFront) serveReadyz(w http.ResponseWriter, r *http.Request) {
 type httpSession struct {
 	front  *httpFront
 	id     string
-	legacy bool // legacy SSE: everything goes to the one stream
+	legacy bool   // legacy SSE: everything goes to the one stream
+	sub    string // the token subject that opened it (auth), which alone may use it
 	s      *session
 
 	mu         sync.Mutex // guards following
@@ -437,6 +466,25 @@ func (f *httpFront) session(id string) *httpSession {
 	return f.sessions[id]
 }
 
+// sessionFor returns the session id names when the request's principal
+// opened it (with auth, a session belongs to its token's subject; another
+// one gets 404 as for an unknown session), and records the request's
+// token for it.
+func (f *httpFront) sessionFor(r *http.Request, id string) *httpSession {
+	hs := f.session(id)
+	if hs == nil {
+		return nil
+	}
+	ti := tokenInfo(r.Context())
+	if f.rs != nil && (ti == nil || ti.UserID != hs.sub) {
+		return nil
+	}
+	if ti != nil && hs.s != nil {
+		hs.s.token.Store(ti)
+	}
+	return hs
+}
+
 func (f *httpFront) dropSession(hs *httpSession) {
 	f.mu.Lock()
 	_, was := f.sessions[hs.id]
@@ -527,7 +575,14 @@ func (f *httpFront) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bo
 
 // serveStreamable implements the streamable HTTP transport on /mcp.
 func (f *httpFront) serveStreamable(w http.ResponseWriter, r *http.Request) {
-	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !slices.Contains(f.opts.ProtocolVersions, v) {
+	v := r.Header.Get("Mcp-Protocol-Version")
+	if v != "" && !slices.Contains(f.opts.ProtocolVersions, v) {
+		if v >= statelessVersion {
+			// The 2026-07-28 answer, which tells the client what to use.
+			writeJSON(w, http.StatusBadRequest, wire.AppendError(nil, nil, codeUnsupportedProtocolVersion,
+				fmt.Sprintf("unsupported protocol version %q", v), unsupportedVersionData(f.opts.ProtocolVersions, v)))
+			return
+		}
 		rpcHTTPError(w, http.StatusBadRequest, fmt.Sprintf("unsupported MCP-Protocol-Version %q (supported: %s)", v, strings.Join(f.opts.ProtocolVersions, ", ")))
 		return
 	}
@@ -536,13 +591,19 @@ func (f *httpFront) serveStreamable(w http.ResponseWriter, r *http.Request) {
 		rpcHTTPError(w, http.StatusBadRequest, "malformed Mcp-Session-Id")
 		return
 	}
+	if sid == "" && v >= statelessVersion && r.Method != http.MethodPost {
+		// A stateless client has no stream of its own but its POSTs'.
+		w.Header().Set("Allow", "POST")
+		rpcHTTPError(w, http.StatusMethodNotAllowed, "protocol version "+v+" has no session: POST each request")
+		return
+	}
 	switch r.Method {
 	case http.MethodPost:
 		f.streamablePost(w, r, sid)
 	case http.MethodGet:
 		f.streamableGet(w, r, sid)
 	case http.MethodDelete:
-		hs := f.session(sid)
+		hs := f.sessionFor(r, sid)
 		if hs == nil || hs.legacy {
 			rpcHTTPError(w, http.StatusNotFound, "unknown session")
 			return
@@ -589,6 +650,10 @@ func (f *httpFront) streamablePost(w http.ResponseWriter, r *http.Request, sid s
 		_, _ = w.Write(out)
 		return
 	}
+	if sid == "" && isStatelessPost(r, m) {
+		f.statelessPost(w, r, body, m)
+		return
+	}
 	var hs *httpSession
 	switch {
 	case sid == "" && m.Method == "initialize":
@@ -601,12 +666,16 @@ func (f *httpFront) streamablePost(w http.ResponseWriter, r *http.Request, sid s
 			rpcHTTPError(w, http.StatusInternalServerError, err.Error())
 			return
 		}
+		if ti := tokenInfo(r.Context()); ti != nil {
+			hs.sub = ti.UserID
+			hs.s.token.Store(ti)
+		}
 		w.Header().Set("Mcp-Session-Id", hs.id)
 	case sid == "":
 		rpcHTTPError(w, http.StatusBadRequest, "missing Mcp-Session-Id (initialize first)")
 		return
 	default:
-		if hs = f.session(sid); hs == nil || hs.legacy || !hs.begin() {
+		if hs = f.sessionFor(r, sid); hs == nil || hs.legacy || !hs.begin() {
 			rpcHTTPError(w, http.StatusNotFound, "unknown or expired session")
 			return
 		}
@@ -720,7 +789,7 @@ func (f *httpFront) streamableGet(w http.ResponseWriter, r *http.Request, sid st
 		rpcHTTPError(w, http.StatusNotAcceptable, "GET needs Accept: text/event-stream")
 		return
 	}
-	hs := f.session(sid)
+	hs := f.sessionFor(r, sid)
 	if sid == "" || hs == nil || hs.legacy {
 		rpcHTTPError(w, http.StatusNotFound, "unknown or expired session")
 		return
@@ -811,6 +880,10 @@ func (f *httpFront) serveSSE(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer f.dropSession(hs)
+	if ti := tokenInfo(r.Context()); ti != nil {
+		hs.sub = ti.UserID
+		hs.s.token.Store(ti)
+	}
 	st := &sseStream{ch: make(chan []byte, 4096)}
 	hs.mu.Lock()
 	hs.stream = st // the session's one stream: it is never idle
@@ -825,7 +898,7 @@ func (f *httpFront) serveSSE(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *httpFront) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
-	hs := f.session(r.URL.Query().Get("sessionId"))
+	hs := f.sessionFor(r, r.URL.Query().Get("sessionId"))
 	if hs == nil || !hs.legacy {
 		rpcHTTPError(w, http.StatusNotFound, "unknown or expired session")
 		return

@@ -68,7 +68,7 @@ func startHTTPHubOpts(t *testing.T, opts *Options, hopts *HTTPOptions, specs ...
 	if hopts == nil {
 		hopts = &HTTPOptions{}
 	}
-	if hopts.Token == "" && !hopts.NoAuth {
+	if hopts.Token == "" && !hopts.NoAuth && hopts.Auth == nil {
 		hopts.Token = testToken
 	}
 	handler, err := h.HTTPHandler(hopts)
@@ -100,7 +100,13 @@ func authClient() *http.Client {
 	return &http.Client{Transport: bearer{testToken, http.DefaultTransport}}
 }
 
-// sdkSession connects a go-sdk client over streamable HTTP (or SSE).
+// sessionEra makes a go-sdk client speak the session-era protocol (initialize,
+// Mcp-Session-Id) to the HTTP front, which otherwise serves it as a
+// stateless 2026-07-28 client (stateless_test.go).
+var sessionEra = &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+
+// sdkSession connects a go-sdk client over streamable HTTP (or SSE) as a
+// session-era client.
 func sdkSession(t *testing.T, url string, sse bool, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	return sdkSessionRoots(t, url, sse, opts)
@@ -119,7 +125,7 @@ func sdkSessionRoots(t *testing.T, url string, sse bool, opts *mcp.ClientOptions
 	t.Cleanup(cancel)
 	client := mcp.NewClient(&mcp.Implementation{Name: "http-test", Version: "1"}, opts)
 	client.AddRoots(roots...)
-	cs, err := client.Connect(ctx, tr, nil)
+	cs, err := client.Connect(ctx, tr, sessionEra)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,6 +96,9 @@ type Hub struct {
 	starting    atomic.Bool      // Start is running: not ready
 	reconcileMu sync.Mutex       // serializes reconcile
 	pins        pinState         // tool pins and what they hold back
+	// statelessAsks are the requests the hub sent stateless clients, by
+	// raw id, to the session that waits for the answer.
+	statelessAsks sync.Map
 
 	mu         sync.Mutex // guards following
 	sessions   map[*session]struct{}
@@ -204,9 +207,10 @@ func New(opts *Options) (*Hub, error) {
 	h.server = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
 		Logger:       sdkLogger,
 		Instructions: o.Instructions,
-		// The hub speaks the session-era protocol (initialize, list_changed,
-		// server→client requests); newer clients fall back to it.
-		SupportedProtocolVersions: []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"},
+		// Session-era clients (initialize, list_changed, server→client
+		// requests) on every transport; stateless 2026-07-28 clients on
+		// the HTTP front (stateless.go; sdkTransport says which).
+		SupportedProtocolVersions: append([]string{statelessVersion}, legacyVersions...),
 		// Everything a hub may serve, whatever its upstreams offer now:
 		// upstreams come and go, and list_changed says when.
 		Capabilities: &mcp.ServerCapabilities{

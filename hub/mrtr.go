@@ -33,6 +33,12 @@ func inputRequired(result []byte) bool {
 // fulfil answers an input_required result and retries the call until it
 // completes (or fails), then finishes the client's request.
 func (s *session) fulfil(key, id []byte, up *upstream.Upstream, method, label string, token, params, result []byte, start time.Time, tag *callRef) {
+	if s.stateless != nil {
+		// A stateless client takes the input_required result itself and
+		// calls again with the answers: any replica can serve that call.
+		s.passInputRequired(key, id, up, method, label, token, result, start)
+		return
+	}
 	ctx, cancel := context.WithCancel(upstream.WithTag(s.ctx, tag))
 	defer cancel()
 	s.setCancel(key, cancel)

@@ -66,12 +66,8 @@ func elicitCaps(p *mcp.InitializeParams) *mcp.ElicitationCapabilities {
 // canElicitURL reports whether the session's client declared URL-mode
 // elicitation.
 func (s *session) canElicitURL() bool {
-	ss := s.ss.Load()
-	if ss == nil {
-		return false
-	}
-	c := elicitCaps(ss.InitializeParams())
-	return c != nil && c.URL != nil
+	caps := s.clientCaps()
+	return caps != nil && caps.Elicitation != nil && caps.Elicitation.URL != nil
 }
 
 // loginMessage is what the person reads in the client.

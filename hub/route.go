@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"regexp"
@@ -140,11 +141,7 @@ func (h *Hub) Request(c *upstream.Conn, id []byte, method string, params []byte,
 
 // cannot says why the session may not be sent this request, or "".
 func (s *session) cannot(method string, params []byte) string {
-	ss := s.ss.Load()
-	var caps *mcp.ClientCapabilities
-	if ss != nil && ss.InitializeParams() != nil {
-		caps = ss.InitializeParams().Capabilities
-	}
+	caps := s.clientCaps()
 	if caps == nil {
 		caps = &mcp.ClientCapabilities{}
 	}
@@ -259,6 +256,11 @@ type outReply struct {
 // client request it belongs to (nil: none known).
 func (s *session) ask(fr *fwdRequest, method string, params, related []byte, timeout time.Duration) (result, errObj []byte, err error) {
 	id := []byte(`"hub-` + strconv.FormatUint(s.h.askSeq.Add(1), 10) + `"`)
+	if s.stateless != nil {
+		// Its answer comes in a POST of its own, with no session to
+		// find it by: the id is unguessable and indexes the hub's table.
+		id = []byte(`"hub-` + rand.Text() + `"`)
+	}
 	ch := make(chan outReply, 1)
 	s.mu.Lock()
 	if s.closed {
@@ -267,6 +269,10 @@ func (s *session) ask(fr *fwdRequest, method string, params, related []byte, tim
 	}
 	s.asks[string(id)] = ch
 	s.mu.Unlock()
+	if s.stateless != nil {
+		s.h.statelessAsks.Store(string(id), s)
+		defer s.h.statelessAsks.Delete(string(id))
+	}
 	defer func() {
 		s.mu.Lock()
 		delete(s.asks, string(id))

@@ -79,6 +79,9 @@ func (a *autoSwitch) switchedFor(name string, seq uint64) bool {
 // its id (enough to tell sessions apart, not enough to use one), or
 // "stdio-N" for a stdio session.
 func (s *session) label() string {
+	if s.stateless != nil {
+		return "stateless-" + strconv.FormatUint(s.scoped.seq, 10)
+	}
 	if s.id == "" {
 		return "stdio-" + strconv.FormatUint(s.scoped.seq, 10)
 	}
@@ -92,6 +95,16 @@ func (s *session) label() string {
 func (s *session) upstreamFor(up *upstream.Upstream) (*upstream.Upstream, error) {
 	scope := up.Scope()
 	if scope == upstream.ScopeShared {
+		return up, nil
+	}
+	if s.stateless != nil {
+		// A stateless client has no session to give an instance of its
+		// own: the shared instance serves it, and a server that keeps
+		// per-session state serves only session-era clients.
+		if scope == upstream.ScopeSession {
+			return nil, fmt.Errorf("upstream %q runs one instance per client session (scope: session), and this client is a stateless 2026-07-28 client with no session; "+
+				"connect with a session-era protocol version (2025-11-25) to use it", up.Name())
+		}
 		return up, nil
 	}
 	name := up.Name()

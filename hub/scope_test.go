@@ -326,7 +326,7 @@ func TestSessionScopeEnds(t *testing.T) {
 			default:
 				// No standalone stream: a session with one open is never idle.
 				tr := &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: authClient(), DisableStandaloneSSE: true}
-				cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), tr, nil)
+				cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), tr, sessionEra)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -439,7 +439,7 @@ func TestSessionScopeRoots(t *testing.T) {
 	waitTools(t, h, "roots")
 	clientA := mcp.NewClient(&mcp.Implementation{Name: "a", Version: "1"}, nil)
 	clientA.AddRoots(&mcp.Root{URI: "file:///A", Name: "A"})
-	csA, err := clientA.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: authClient()}, nil)
+	csA, err := clientA.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: authClient()}, sessionEra)
 	if err != nil {
 		t.Fatal(err)
 	}

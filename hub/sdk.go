@@ -25,6 +25,12 @@ import (
 
 // toSDKMsg hands a client message to go-sdk.
 func (s *session) toSDKMsg(line []byte, m wire.Message) {
+	if err := s.connectSDK(); err != nil {
+		if m.IsRequest() {
+			s.replyError(m.ID, jsonrpc.CodeInternalError, err.Error(), nil)
+		}
+		return
+	}
 	var msg jsonrpc.Message
 	switch {
 	case m.IsRequest():
@@ -33,7 +39,13 @@ func (s *session) toSDKMsg(line []byte, m wire.Message) {
 			return // the session closed
 		}
 		id, _ := jsonrpc.MakeID(float64(n)) // exact: n stays far below 2^53
-		msg = &jsonrpc.Request{ID: id, Method: m.Method, Params: m.Params}
+		req := &jsonrpc.Request{ID: id, Method: m.Method, Params: m.Params}
+		if ti := s.token.Load(); ti != nil {
+			// The verified token of the client's request, for the admin
+			// tools (admin scope, the subject in the audit log).
+			req.Extra = &mcp.RequestExtra{TokenInfo: ti}
+		}
+		msg = req
 	case m.IsNotification():
 		msg = &jsonrpc.Request{Method: m.Method, Params: m.Params}
 	default:
@@ -150,6 +162,13 @@ func sdkError(err error) (code int64, msg string, data []byte) {
 type sdkTransport struct{ s *session }
 
 func (t sdkTransport) Connect(context.Context) (mcp.Connection, error) { return sdkConn(t), nil }
+
+// SupportsProtocolVersion implements mcp.ProtocolVersionSupporter, which
+// go-sdk's server/discover consults: a stateless client's request is served
+// at 2026-07-28, every other transport speaks the session era.
+func (t sdkTransport) SupportsProtocolVersion(v string) bool {
+	return t.s.stateless != nil || v < statelessVersion
+}
 
 type sdkConn struct{ s *session }
 

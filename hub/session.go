@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/internal/framing"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -32,10 +33,20 @@ type session struct {
 	done   chan struct{}
 	toSDK  chan jsonrpc.Message
 	ss     atomic.Pointer[mcp.ServerSession] // set once go-sdk is connected
+	// sdkOnce connects go-sdk (connectSDK); sdkErr is why it failed.
+	sdkOnce sync.Once
+	sdkErr  error
 
 	listed      atomic.Bool  // a tools/list was answered
 	logLevel    atomic.Int32 // the level the client set (noLevel: none)
 	initialized atomic.Bool  // an initialize was accepted (set under mu)
+
+	// stateless is set for the one-request session of a 2026-07-28 client
+	// (stateless.go); nil for session-era clients.
+	stateless *statelessInfo
+	// token is the verified bearer token of the client's latest request
+	// (HTTP front with auth; see resource.go), nil otherwise.
+	token atomic.Pointer[sdkauth.TokenInfo]
 
 	mu        sync.Mutex               // guards following
 	inflight  map[string]*call         // every client request in flight, by idKey
@@ -78,19 +89,26 @@ type call struct {
 
 // newSession registers a session and connects go-sdk's server to it.
 func (h *Hub) newSession(ctx context.Context, id string, out outbox) (*session, error) {
+	return h.openSession(ctx, id, out, nil)
+}
+
+// openSession is newSession for a session-era client (stateless nil) or
+// for one request of a stateless client.
+func (h *Hub) openSession(ctx context.Context, id string, out outbox, stateless *statelessInfo) (*session, error) {
 	sctx, cancel := context.WithCancel(ctx)
 	s := &session{
-		h:        h,
-		id:       id,
-		out:      out,
-		logger:   h.logger.With("session", id),
-		ctx:      sctx,
-		cancel:   cancel,
-		done:     make(chan struct{}),
-		toSDK:    make(chan jsonrpc.Message, 16),
-		inflight: map[string]*call{},
-		sdkCalls: map[int64]*call{},
-		asks:     map[string]chan outReply{},
+		h:         h,
+		stateless: stateless,
+		id:        id,
+		out:       out,
+		logger:    h.logger.With("session", id),
+		ctx:       sctx,
+		cancel:    cancel,
+		done:      make(chan struct{}),
+		toSDK:     make(chan jsonrpc.Message, 16),
+		inflight:  map[string]*call{},
+		sdkCalls:  map[int64]*call{},
+		asks:      map[string]chan outReply{},
 	}
 	s.logLevel.Store(noLevel)
 	s.scoped.seq = h.auto.nextSession()
@@ -98,13 +116,35 @@ func (h *Hub) newSession(ctx context.Context, id string, out outbox) (*session, 
 		cancel()
 		return nil, err
 	}
-	ss, err := h.server.Connect(sctx, sdkTransport{s}, nil)
-	if err != nil {
-		s.close()
-		return nil, fmt.Errorf("start session: %w", err)
+	if stateless != nil {
+		// Most stateless requests (lists, forwarded calls) never reach
+		// go-sdk: it is connected on first use (connectSDK).
+		return s, nil
 	}
-	s.ss.Store(ss)
+	if err := s.connectSDK(); err != nil {
+		s.close()
+		return nil, err
+	}
 	return s, nil
+}
+
+// connectSDK connects go-sdk's server to the session, once.
+func (s *session) connectSDK() error {
+	s.sdkOnce.Do(func() {
+		ss, err := s.h.server.Connect(s.ctx, sdkTransport{s}, nil)
+		if err != nil {
+			s.sdkErr = fmt.Errorf("start session: %w", err)
+			return
+		}
+		s.ss.Store(ss)
+		s.mu.Lock()
+		closed := s.closed
+		s.mu.Unlock()
+		if closed { // close ran meanwhile, and may not have seen ss
+			_ = ss.Close()
+		}
+	})
+	return s.sdkErr
 }
 
 // ServeStdio serves one client over a newline-delimited JSON-RPC stream (the
@@ -256,6 +296,14 @@ func (s *session) accept(m wire.Message) bool {
 		gate = initializes
 	case m.Method == "ping" || m.Method == "server/discover":
 		gate = anytime
+	case s.stateless == nil && newProtocol(m.Params):
+		// A 2026-07-28 request on a session-era transport (stdio, legacy
+		// SSE, a streamable HTTP session): the version is not one this
+		// transport serves.
+		_ = s.out.send(outMsg{data: wire.AppendError(nil, m.ID, codeUnsupportedProtocolVersion,
+			"unsupported protocol version: this transport serves the session-era protocol (initialize first)",
+			unsupportedVersionData(legacyVersions, metaVersion(m.Params))), respTo: m.ID})
+		return false
 	case !s.initialized.Load() && sessionless(m.Params):
 		gate = anytime
 	}
@@ -304,6 +352,10 @@ func (s *session) replyErrorObject(id, errObj []byte) {
 // notify sends a notification; related is the client request it belongs to
 // (nil for none).
 func (s *session) notify(method string, params, related []byte) {
+	if s.stateless != nil {
+		s.notifyStateless(method, params, related)
+		return
+	}
 	if ss := s.ss.Load(); ss == nil || ss.InitializeParams() == nil {
 		return // not initialized yet: it will list anyway
 	}
