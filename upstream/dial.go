@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/internal/redact"
@@ -116,6 +118,18 @@ func (u *Upstream) dial(ctx context.Context, spec *Spec) (*Conn, error) {
 	stopClosing()
 	if err != nil {
 		linkErr := c.Err()
+		if sl, ok := c.link.(*stdioLink); ok && !errors.Is(linkErr, ErrExited) && writeFailed(err) && ctx.Err() == nil {
+			// The child exited before it read initialize: the write
+			// failed (and go-sdk closed the connection) a moment before
+			// its exit is seen. Say it exited, with its status.
+			t := time.NewTimer(time.Second)
+			select {
+			case <-sl.exited:
+				linkErr = sl.exitError()
+			case <-t.C:
+			}
+			t.Stop()
+		}
 		c.closeNow()
 		switch {
 		case linkErr != nil && errors.Is(linkErr, ErrExited):
@@ -250,4 +264,10 @@ func listInventory(ctx context.Context, c *Conn) (Inventory, error) {
 	}
 	inv.SyncedAt = time.Now()
 	return inv, nil
+}
+
+// writeFailed reports whether err is a write to a pipe whose reader is gone.
+func writeFailed(err error) bool {
+	return errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) ||
+		strings.Contains(err.Error(), "broken pipe") || strings.Contains(err.Error(), "file already closed")
 }
