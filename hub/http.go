@@ -555,6 +555,12 @@ func (f *httpFront) janitor() {
 
 // readBody reads a request body up to the cap; too large is 413.
 func (f *httpFront) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if r.ContentLength > f.opts.MaxBodyBytes {
+		// Declared too large: refused without reading it.
+		w.Header().Set("Connection", "close")
+		rpcHTTPError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", f.opts.MaxBodyBytes))
+		return nil, false
+	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(f.opts.BodyTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, f.opts.MaxBodyBytes))

@@ -648,3 +648,29 @@ func TestAllowedServerNamesAdmin(t *testing.T) {
 		t.Error("a stored registration whose name is not allowed was started")
 	}
 }
+
+// TestHTTPBodyCap: a body over the cap gets 413, whether its length is
+// declared (refused unread) or it streams without one (cut at the cap).
+func TestHTTPBodyCap(t *testing.T) {
+	_, srv := startHTTPHub(t, &HTTPOptions{MaxBodyBytes: 1 << 20, BodyTimeout: 30 * time.Second})
+	big := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pad":"` + strings.Repeat("x", 2<<20) + `"}}`
+	for _, chunked := range []bool{false, true} {
+		var body io.Reader = strings.NewReader(big)
+		if chunked {
+			body = io.MultiReader(strings.NewReader(big)) // no length known: sent chunked
+		}
+		req, _ := http.NewRequest("POST", srv.URL+"/mcp", body)
+		req.Header.Set("Authorization", auth[0])
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("chunked=%v: %v", chunked, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(b), "exceeds 1048576 bytes") {
+			t.Errorf("chunked=%v: %d %s, want 413 naming the cap", chunked, resp.StatusCode, b)
+		}
+	}
+}
