@@ -1,0 +1,105 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/mcp-hub/mcp-hub/upstream"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Approval of what a registration runs: by an operator (REST, CLI), or by
+// the person at the calling client through elicitation.
+
+// opApprove approves a registration's current launch spec. It is offered to
+// authenticated operators (the REST API), never as an MCP tool: a model
+// must not approve what it registered.
+func (h *Hub) opApprove(ctx context.Context, who, name string) (adminResult, error) {
+	if err := h.writable(); err != nil {
+		return adminResult{}, err
+	}
+	cur, err := h.opts.Store.Get(ctx, name)
+	if err != nil {
+		return adminResult{}, storeGetErr(name, err)
+	}
+	// The tool changes pending now (what GET showed), approved below with
+	// the launch spec; later ones stay held until approved.
+	changes, err := h.changesOf(ctx, name)
+	if err != nil {
+		return adminResult{}, errInternal("cannot read the tool pins", err)
+	}
+	if !cur.Approved() {
+		if err := ApproveRegistration(ctx, h.opts.Store, who, cur); errors.Is(err, ErrReviewChanged) {
+			return adminResult{}, &adminError{http.StatusConflict, "CHANGED", fmt.Sprintf("%q changed while it was being approved; review it again", name)}
+		} else if err != nil {
+			return adminResult{}, errInternal("cannot store the approval", err)
+		}
+	}
+	if len(changes.Findings) > 0 {
+		if err := h.approveChanges(ctx, who, changes); errors.Is(err, upstream.ErrPinsChanged) {
+			return adminResult{}, &adminError{http.StatusConflict, "CHANGED", fmt.Sprintf("the tool pins of %q changed while they were being approved; review them again", name)}
+		} else if err != nil {
+			return adminResult{}, errInternal("cannot store the approval of the tool changes", err)
+		}
+	}
+	res, err := h.started(ctx, name, "Approved", fullWait)
+	if err == nil {
+		review := cur.Spec.Review()
+		res.text += "\nIt was approved to:\n" + indentLines(review)
+		res.data["review"] = review
+		if len(changes.Findings) > 0 {
+			res.text += "\nand these changes to what it lists were approved:\n" + indentLines(changes.Review())
+			res.data["toolChanges"] = changes.Review()
+		}
+	}
+	return res, err
+}
+
+// decision is the outcome of asking for approval.
+type decision int
+
+const (
+	pending decision = iota
+	approved
+	declined
+)
+
+// elicitApprover asks the person at the calling client, through
+// elicitation, when the client supports it; otherwise the registration
+// waits (pending) for mcp-hub approve. With auto approval nobody is asked.
+func (h *Hub) elicitApprover(req *mcp.CallToolRequest) approver {
+	return func(ctx context.Context, spec upstream.Spec, what string) (decision, error) {
+		if h.opts.Approval == ApprovalAuto {
+			return approved, nil
+		}
+		p := req.Session.InitializeParams()
+		if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
+			return pending, nil
+		}
+		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{
+			Message:         approvalMessage(spec, what),
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
+		})
+		if err != nil {
+			// The client claimed elicitation but could not do it: fall back
+			// to the terminal.
+			h.logger.Warn("approval by elicitation failed; waiting for mcp-hub approve", "upstream", spec.Name, "err", err)
+			return pending, nil
+		}
+		if res.Action == "accept" {
+			return approved, nil
+		}
+		return declined, nil
+	}
+}
+
+// approvalMessage shows a person exactly what would run, never truncated,
+// with warnings for what deserves a second look.
+func approvalMessage(spec upstream.Spec, what string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "An AI client asks mcp-hub to %s the MCP server %q. Approve only if you asked for this. Approving lets it:\n\n%s", what, spec.Name, spec.Review())
+	return b.String()
+}
