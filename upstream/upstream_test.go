@@ -1,13 +1,11 @@
 package upstream
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -165,28 +163,7 @@ func TestHTTPTransports(t *testing.T) {
 // endpoint URL.
 func startHTTPFixture(t *testing.T, transport string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(fixture, append([]string{"-transport", transport}, args...)...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = testWriter{t}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-	})
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	url, ok := strings.CutPrefix(strings.TrimSpace(line), "LISTENING ")
-	if !ok {
-		t.Fatalf("fixture printed %q", line)
-	}
-	return url
+	return testbin.Listen(t, testWriter{t}, fixture, append([]string{"-transport", transport}, args...)...)
 }
 
 func TestStateTransitions(t *testing.T) {

@@ -61,7 +61,7 @@ type rawClient struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stderr *syncBuffer
+	stderr *testbin.Buffer
 	exited chan struct{}
 
 	mu     sync.Mutex
@@ -70,23 +70,6 @@ type rawClient struct {
 	notifs [][]byte          // notifications and server requests
 	cond   *sync.Cond
 	nextID int
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // startRaw starts bin with args and a raw client on its stdio.
@@ -102,7 +85,7 @@ func startRaw(t *testing.T, env []string, bin string, args ...string) *rawClient
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &rawClient{t: t, cmd: cmd, stdin: stdin, stderr: &syncBuffer{}, exited: make(chan struct{}), resp: map[string][]byte{}}
+	c := &rawClient{t: t, cmd: cmd, stdin: stdin, stderr: &testbin.Buffer{}, exited: make(chan struct{}), resp: map[string][]byte{}}
 	c.cond = sync.NewCond(&c.mu)
 	cmd.Stderr = c.stderr
 	if err := cmd.Start(); err != nil {
