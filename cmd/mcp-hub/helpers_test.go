@@ -299,3 +299,28 @@ func textOf(t *testing.T, result []byte) string {
 	}
 	return b.String()
 }
+
+// cli runs an mcp-hub command on dataDir, with an empty config file.
+func cli(t *testing.T, dataDir string, args ...string) (string, int) {
+	t.Helper()
+	return cliConfig(t, dataDir, writeFile(t, "none.yaml", ""), args...)
+}
+
+// cliConfig runs an mcp-hub command on dataDir and a config file.
+func cliConfig(t *testing.T, dataDir, cfg string, args ...string) (string, int) {
+	t.Helper()
+	// The command, then the flags: args may end with "-- COMMAND ARGS...".
+	full := append([]string{args[0], "--data-dir", dataDir, "--config", cfg}, args[1:]...)
+	cmd := exec.Command(hubBin, full...)
+	cmd.Env = append(os.Environ(), "MCP_HUB_CONFIG=")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), code
+}
