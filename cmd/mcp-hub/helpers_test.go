@@ -1,5 +1,14 @@
 package main
 
+// The tests of package main are the end-to-end tests: TestMain builds the
+// mcp-hub binary and the tests drive it as clients, operators and
+// installers do (real processes on stdio and HTTP, signals, exit codes,
+// the version the linker sets, the processes left behind, the npm package,
+// the README's commands), which only the binary has. Each command's logic
+// is tested in-process in package cli, the configuration in config, and so
+// on; the few tests here that run in-process check the command tree main
+// builds (tree_test.go, readme_test.go).
+
 import (
 	"bufio"
 	"bytes"
