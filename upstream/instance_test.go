@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -152,7 +153,7 @@ func TestInstances(t *testing.T) {
 // the shared listing stays.
 func TestInstanceListings(t *testing.T) {
 	events := filepath.Join(t.TempDir(), "events")
-	logs := &testbin.Buffer{}
+	logs := &lockedBuffer{}
 	opts := fastOptions(t)
 	opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	m := newManager(t, opts)
@@ -182,4 +183,22 @@ func TestInstanceListings(t *testing.T) {
 	if n := len(a.Inventory().Tools); n != 2 {
 		t.Errorf("the shared listing has %d tools, want its 2", n)
 	}
+}
+
+// lockedBuffer is a log destination safe for concurrent writers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
