@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -17,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/internal/testbin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -32,27 +32,7 @@ type oauthFixture struct {
 func startOAuthFixture(t *testing.T, ttl time.Duration, args ...string) oauthFixture {
 	t.Helper()
 	log := filepath.Join(t.TempDir(), "oauth.log")
-	cmd := exec.Command(fixtureBin, append([]string{"-transport", "http", "-oauth", "-oauth-token-ttl", ttl.String(), "-oauth-log", log}, args...)...) // a later -transport wins
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = testLogWriter{t}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-	})
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, ok := strings.CutPrefix(strings.TrimSpace(line), "LISTENING ")
-	if !ok {
-		t.Fatalf("fixture printed %q", line)
-	}
+	u := testbin.Listen(t, testLogWriter{t}, fixtureBin, append([]string{"-transport", "http", "-oauth", "-oauth-token-ttl", ttl.String(), "-oauth-log", log}, args...)...) // a later -transport wins
 	return oauthFixture{url: u, log: log}
 }
 
@@ -103,7 +83,7 @@ type oauthHub struct {
 	t       *testing.T
 	cs      *mcp.ClientSession
 	base    string // the HTTP front, when it serves one
-	stderr  *syncBuffer
+	stderr  *testbin.Buffer
 	out     *outputs
 	mu      sync.Mutex
 	elicits []string
@@ -111,7 +91,7 @@ type oauthHub struct {
 
 func startOAuthHub(t *testing.T, data, cfg string, out *outputs, follow bool, args ...string) *oauthHub {
 	t.Helper()
-	h := &oauthHub{t: t, stderr: &syncBuffer{}, out: out}
+	h := &oauthHub{t: t, stderr: &testbin.Buffer{}, out: out}
 	opts := &mcp.ClientOptions{}
 	if follow {
 		opts.Capabilities = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}}
