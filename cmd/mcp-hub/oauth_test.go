@@ -280,7 +280,7 @@ mcpServers:
 	// Before any login: NEEDS_LOGIN, with the command to run.
 	h.waitState("secure", "NEEDS_LOGIN", 20*time.Second)
 	text, sc, _ := h.call("hub_get_server", map[string]any{"name": "secure"})
-	if !strings.Contains(text, "mcp-hub login secure") || sc["auth"] == nil {
+	if !strings.Contains(text, "mcp-hub login secure") || !strings.Contains(text, "needs a login to "+strings.TrimSuffix(secure.url, "/mcp")) || sc["auth"] == nil {
 		t.Errorf("hub_get_server before login:\n%s\n%v", text, sc)
 	}
 	if tools := h.tools(); slices.Contains(tools, "secure_tool") || !slices.Contains(tools, "plain_tool") {
