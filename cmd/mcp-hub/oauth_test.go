@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -260,7 +262,7 @@ mcpServers:
 	// Before any login: NEEDS_LOGIN, with the command to run.
 	h.waitState("secure", "NEEDS_LOGIN", 20*time.Second)
 	text, sc, _ := h.call("hub_get_server", map[string]any{"name": "secure"})
-	if !strings.Contains(text, "mcp-hub login secure") || sc["auth"] == nil {
+	if !strings.Contains(text, "mcp-hub login secure") || !strings.Contains(text, "needs a login to "+strings.TrimSuffix(secure.url, "/mcp")) || sc["auth"] == nil {
 		t.Errorf("hub_get_server before login:\n%s\n%v", text, sc)
 	}
 	if tools := h.tools(); slices.Contains(tools, "secure_tool") || !slices.Contains(tools, "plain_tool") {
@@ -440,14 +442,25 @@ func TestOAuthLoginThroughElicitation(t *testing.T) {
 }
 
 // TestOAuthSSE: a legacy SSE upstream logs in the same way; its stream and
-// its posts carry the token.
+// its posts carry the token. The redirect listener is on the configured
+// oauth.redirectPort.
 func TestOAuthSSE(t *testing.T) {
 	f := startOAuthFixture(t, time.Hour, "-transport", "sse", "-only", "add", "-extra", "sse_tool")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
 	data := filepath.Join(t.TempDir(), "data")
-	cfg := writeFile(t, "hub.yaml", fmt.Sprintf("mcpServers:\n  legacy:\n    url: %s\n", f.url))
+	cfg := writeFile(t, "hub.yaml", fmt.Sprintf("mcpServers:\n  legacy:\n    url: %s\n    oauth:\n      redirectPort: %d\n", f.url, port))
 	out := &outputs{}
-	if s, code := hubCLI(t, out, data, cfg, "login", "legacy"); code != 0 {
+	s, code := hubCLI(t, out, data, cfg, "login", "legacy")
+	if code != 0 {
 		t.Fatalf("login: exit %d\n%s", code, s)
+	}
+	if want := url.QueryEscape(fmt.Sprintf("http://127.0.0.1:%d/callback", port)); !strings.Contains(s, "redirect_uri="+want) {
+		t.Errorf("the authorization URL does not redirect to the configured port %d:\n%s", port, s)
 	}
 	h := startOAuthHub(t, data, cfg, out, false)
 	h.waitState("legacy", "CONNECTED", 20*time.Second)
