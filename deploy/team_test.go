@@ -127,7 +127,7 @@ func TestTeamFailover(t *testing.T) {
 	// 20 stateless 2026-07-28 clients (no initialize, no Mcp-Session-Id)
 	// call through lb alongside: each request may go to any replica, and
 	// none may fail but the ones in flight on B when it is killed.
-	var killMark atomic.Pointer[time.Time] // when B was killed
+	var kill killWindow
 	stateless := make([]*statelessWorker, 20)
 	for i := range stateless {
 		s, err := connectStateless(context.Background(), lb)
@@ -136,7 +136,7 @@ func TestTeamFailover(t *testing.T) {
 		}
 		w := &statelessWorker{id: i, s: s}
 		stateless[i] = w
-		wg.Go(func() { w.run(ctx, lb, &killMark, 20*time.Millisecond) })
+		wg.Go(func() { w.run(ctx, lb, &kill, 20*time.Millisecond) })
 	}
 
 	// Registrations through the LB all along, across the kill.
@@ -201,8 +201,15 @@ func TestTeamFailover(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	killed.Store(true)
 	killedAt := time.Now()
-	killMark.Store(&killedAt)
+	kill.begun.Store(true)
 	b.kill()
+	// Reaped: B answers nothing from now on. A request sent before this
+	// may have reached B while the signal was taking effect (the kernel
+	// accepts connections on its socket until the process is gone), so it
+	// may fail; one sent later may not (HAProxy retries elsewhere).
+	died := time.Now()
+	kill.dead.Store(&died)
+	t.Logf("kill -9 of %s: reaped %v after the signal", b.name, died.Sub(killedAt).Round(time.Millisecond))
 	time.Sleep(6 * time.Second)
 	stop()
 	wg.Wait()
@@ -281,9 +288,30 @@ type statelessWorker struct {
 	sids     atomic.Int32   // exchanges that carried an Mcp-Session-Id
 }
 
+// killWindow is when B may have had calls in flight as it died: from the
+// kill until B was reaped.
+type killWindow struct {
+	begun atomic.Bool
+	dead  atomic.Pointer[time.Time] // when B was reaped
+}
+
+// inFlight says whether a call started at start that failed may have been
+// in flight on B as it died, and if not, when it started relative to B's
+// death.
+func (k *killWindow) inFlight(start time.Time) (bool, string) {
+	if !k.begun.Load() {
+		return false, "before the kill"
+	}
+	d := k.dead.Load()
+	if d == nil || start.Before(*d) {
+		return true, ""
+	}
+	return false, fmt.Sprintf("started %v after the killed replica was reaped", start.Sub(*d).Round(time.Millisecond))
+}
+
 // run calls until ctx ends. A call in flight when B is killed may fail; the
 // client then connects again (server/discover, through the LB) and goes on.
-func (w *statelessWorker) run(ctx context.Context, lb string, killMark *atomic.Pointer[time.Time], pause time.Duration) {
+func (w *statelessWorker) run(ctx context.Context, lb string, kill *killWindow, pause time.Duration) {
 	w.served = map[string]int{}
 	done := func(s *session) {
 		s.cs.Close()
@@ -308,7 +336,8 @@ func (w *statelessWorker) run(ctx context.Context, lb string, killMark *atomic.P
 			time.Sleep(pause)
 			continue
 		}
-		if k := killMark.Load(); k != nil && start.Before(*k) {
+		inFlight, when := kill.inFlight(start)
+		if inFlight {
 			w.inFlight = append(w.inFlight, err.Error())
 			done(w.s)
 			w.s = nil
@@ -323,7 +352,7 @@ func (w *statelessWorker) run(ctx context.Context, lb string, killMark *atomic.P
 			}
 			continue
 		}
-		w.bad = append(w.bad, err.Error())
+		w.bad = append(w.bad, fmt.Sprintf("%v (%s)", err, when))
 		if len(w.bad) > 20 {
 			return
 		}
