@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -161,7 +160,7 @@ func TestTeamFailover(t *testing.T) {
 
 	// Propagation: registered and approved on A, callable through B and C.
 	sb, sc := mustConnect(t, b.url()), mustConnect(t, c.url())
-	var delays []time.Duration
+	var delays, applied, lag []time.Duration
 	for i := range 3 {
 		name := fmt.Sprintf("dyn%d", i)
 		if code, body := registerAt(a.url(), name, fixture); code != 201 {
@@ -185,16 +184,32 @@ func TestTeamFailover(t *testing.T) {
 		if msg := <-approved; msg != "" {
 			t.Fatal(msg)
 		}
+		// Applied: when each replica began to connect the upstream, from
+		// its log (written as it happens; polling a replica for it would
+		// add the poll's own latency under load).
+		atA, ok := connectingAt(a, name)
+		if !ok {
+			t.Fatalf("%s never logged connecting %s", a.name, name)
+		}
+		for _, r := range []*replica{b, c} {
+			at, ok := connectingAt(r, name)
+			if !ok {
+				t.Fatalf("%s never logged connecting %s", r.name, name)
+			}
+			applied, lag = append(applied, at.Sub(start)), append(lag, at.Sub(atA))
+		}
 	}
-	sort.Slice(delays, func(i, j int) bool { return delays[i] < delays[j] })
-	median := delays[len(delays)/2]
-	t.Logf("propagation (approved on A → callable through B and C), 6 samples: min %v, median %v, max %v",
-		delays[0].Round(time.Millisecond), median.Round(time.Millisecond), delays[len(delays)-1].Round(time.Millisecond))
-	// The replicas poll once a minute: only notification gets a change
-	// across this soon. The 1 s of the issue is reported (above), not
-	// asserted: a wall-clock bound flakes on a loaded machine.
+	median := spread(t, "propagation (approve request to A → B and C start the upstream, from their logs)", applied)
+	spread(t, "B and C start the upstream relative to A, which commits the approval and then starts it (negative: before A)", lag)
+	spread(t, "propagation (approve request to A → callable through B and C: applied, its process started, its tools listed)", delays)
+	// The issue's 1 s is reported (above), not asserted: a wall-clock
+	// bound flakes on a loaded machine. The replicas also re-read the
+	// store every second (the safety net), so this bound only catches a
+	// registry that does not propagate at all; that notification alone
+	// carries a change across is TestReplicasShareRegistry's (hub/), whose
+	// replicas poll once a minute.
 	if median > 10*time.Second {
-		t.Errorf("median propagation %v, want well under the poll interval (by notification)", median)
+		t.Errorf("median propagation %v, want well under 10 s", median)
 	}
 
 	// Kill B mid-run.
@@ -357,6 +372,31 @@ func (w *statelessWorker) run(ctx context.Context, lb string, kill *killWindow, 
 			return
 		}
 	}
+}
+
+// connectingAt returns when replica r logged that it began to connect
+// upstream name (the hub's text log at info level, millisecond times).
+func connectingAt(r *replica, name string) (time.Time, bool) {
+	for _, line := range strings.Split(r.logs.String(), "\n") {
+		if !strings.Contains(line, `msg="upstream state" upstream=`+name+` state=CONNECTING`) {
+			continue
+		}
+		ts, _, _ := strings.Cut(strings.TrimPrefix(line, "time="), " ")
+		if at, err := time.Parse(time.RFC3339Nano, ts); err == nil {
+			return at, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// spread logs the min, median and max of samples and returns the median.
+func spread(t *testing.T, what string, samples []time.Duration) time.Duration {
+	t.Helper()
+	slices.Sort(samples)
+	median := samples[len(samples)/2]
+	t.Logf("%s, %d samples: min %v, median %v, max %v", what, len(samples),
+		samples[0].Round(time.Millisecond), median.Round(time.Millisecond), samples[len(samples)-1].Round(time.Millisecond))
+	return median
 }
 
 func afterKill(ws []*worker) int64 {
