@@ -242,9 +242,8 @@ func closeWithin(h *hub.Hub, limit time.Duration, logger *slog.Logger) bool {
 		return true
 	case <-time.After(max(limit-killMargin, 0)):
 	}
-	if n := upstream.KillAll(); n > 0 {
-		logger.Warn("shutdown running out of time: killed what was left of the upstreams", "processes", n)
-	}
+	n := upstream.KillAll()
+	logger.Warn("shutdown running out of time: killed what was left of the upstreams", "processes", n)
 	select {
 	case <-done:
 		return true
