@@ -367,7 +367,7 @@ func TestPagesAndHeaders(t *testing.T) {
 		if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
 			t.Errorf("%s: CSP %q", path, csp)
 		}
-		if res.Header.Get("X-Frame-Options") != "DENY" || res.Header.Get("Referrer-Policy") != "no-referrer" {
+		if res.Header.Get("X-Frame-Options") != "DENY" || res.Header.Get("Referrer-Policy") != "same-origin" {
 			t.Errorf("%s: headers %v", path, res.Header)
 		}
 	}
