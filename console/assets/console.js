@@ -106,8 +106,10 @@ document.addEventListener('submit', async (ev) => {
 });
 
 // Live updates.
+// The stream starts from the state the page showed when it was loaded (a
+// reconnection too: at worst one refresh more).
 function listen() {
-  const es = new EventSource('/ui/events');
+  const es = new EventSource('/ui/events?since=' + encodeURIComponent(document.body.dataset.digest ?? ''));
   es.addEventListener('open', () => setLive(true, 'Live: this page updates itself.'));
   es.addEventListener('refresh', () => { refresh(); });
   es.addEventListener('error', () => setLive(false, 'Live updates interrupted; reconnecting…'));
