@@ -247,7 +247,14 @@ func (c *Console) refuse(w http.ResponseWriter, r *http.Request, status int, msg
 		writeJSON(w, status, actionResult{Message: msg})
 		return
 	}
+	c.message(w, status, msg, "", "")
+}
+
+// message answers with the small page of a message, and a link to follow
+// when link is not empty.
+func (c *Console) message(w http.ResponseWriter, status int, msg, link, linkText string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	_ = c.pages["refused"].ExecuteTemplate(w, "refused", map[string]any{"Status": status, "Text": http.StatusText(status), "Message": msg})
+	_ = c.pages["refused"].ExecuteTemplate(w, "refused", map[string]any{"Status": status, "Text": http.StatusText(status), "Message": msg,
+		"Link": link, "LinkText": linkText})
 }
