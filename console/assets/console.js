@@ -68,6 +68,11 @@ function filter() {
     row.hidden = !hit;
     if (hit) shown++;
   }
+  // The shadowed names follow the same filter (the server's matches
+  // name, loser and winner), but are not counted as tools.
+  for (const row of document.querySelectorAll('tr[data-match]')) {
+    row.hidden = !!needle && !row.dataset.match.includes(needle);
+  }
   const count = document.getElementById('tools-shown');
   if (count) count.textContent = String(shown);
 }
