@@ -4,6 +4,9 @@
 // the server's fresh rendering when the hub says something changed, and
 // the buttons post in the background.
 
+// The page knows a script runs (a module runs before the page is loaded).
+document.body.dataset.js = 'on';
+
 const csrf = document.querySelector('meta[name="csrf-token"]')?.content ?? '';
 const live = document.getElementById('live');
 const flashArea = document.getElementById('flash');
