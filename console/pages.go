@@ -343,6 +343,7 @@ type catalogPage struct {
 	Tools                        []toolRow
 	Shown                        int
 	Shadowed                     []catalog.Shadow
+	ShadowedAll                  int // before the search
 	Prompts, Resources, Template int
 }
 
@@ -374,7 +375,9 @@ func (c *Console) catalogData(q string) catalogPage {
 		p.Tools = append(p.Tools, row)
 	}
 	p.Shown = len(p.Tools)
-	for _, s := range cat.Shadowed() {
+	shadowed := cat.Shadowed()
+	p.ShadowedAll = len(shadowed)
+	for _, s := range shadowed {
 		if needle == "" || strings.Contains(strings.ToLower(s.Name+" "+s.Server+" "+s.Winner), needle) {
 			p.Shadowed = append(p.Shadowed, s)
 		}

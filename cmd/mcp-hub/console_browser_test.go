@@ -348,7 +348,8 @@ mcpServers:
 	c.wait("the schema shown", `document.getElementById("schema-greet_newbie").open`)
 	c.do(chromedp.SendKeys(chromedp.ID("q"), "greet"))
 	c.wait("the search filters the tools and the shadowed names", `document.getElementById("tools-shown").innerText === "1" &&
-		document.querySelector('tr[data-shadowed="pid"]').hidden && !document.querySelector('tr[data-tool="greet_newbie"]').hidden`)
+		document.querySelector('tr[data-shadowed="pid"]').hidden && !document.querySelector('tr[data-tool="greet_newbie"]').hidden &&
+		document.getElementById("shadowed-table").hidden && !document.getElementById("shadowed-none").hidden`)
 	c.shot("catalog")
 
 	// Reject the other.
@@ -436,6 +437,12 @@ mcpServers:
 			c.shot("servers-narrow")
 		}
 	}
+	// There the tools are cards, and the search still hides those that
+	// do not match.
+	c.open("/ui/catalog")
+	c.do(chromedp.SendKeys(chromedp.ID("q"), "greet"))
+	c.wait("the search hides cards at 400px", `document.querySelector('tr[data-tool="echo"]')?.offsetHeight === 0 && document.querySelector('tr[data-tool="greet_newbie"]')?.offsetHeight > 0`)
+	c.shot("catalog-narrow")
 	c.do(chromedp.EmulateViewport(1280, 800))
 
 	// Without JavaScript the pages read the same (rendered by the hub),
@@ -451,7 +458,7 @@ mcpServers:
 		"/ui/":                `document.querySelector('tr[data-server="crashy"] .last-error')?.textContent.includes("hint:")`,
 		"/ui/servers/crashy":  `document.getElementById("stderr")?.textContent.includes("exists")`,
 		"/ui/catalog":         `!!document.querySelector('tr[data-tool="greet_newbie"]') && !!document.querySelector('tr[data-shadowed="pid"]')`,
-		"/ui/catalog?q=greet": `document.getElementById("tools-shown").textContent === "1" && !document.querySelector('tr[data-shadowed="pid"]')`,
+		"/ui/catalog?q=greet": `document.getElementById("tools-shown").textContent === "1" && !document.querySelector('tr[data-shadowed="pid"]') && document.getElementById("main").textContent.includes("No shadowed name matches")`,
 		"/ui/approvals":       `document.querySelector("#changes-pinned pre.diff")?.textContent.includes("<IMPORTANT>")`,
 		"/ui/activity":        `document.querySelectorAll('tr[data-call]').length >= 3`,
 		"/ui/settings":        `!!document.querySelector('tr[data-key="mcpServers.alpha"]')`,

@@ -73,8 +73,15 @@ function filter() {
   }
   // The shadowed names follow the same filter (the server's matches
   // name, loser and winner), but are not counted as tools.
+  let shadowed = 0;
   for (const row of document.querySelectorAll('tr[data-match]')) {
     row.hidden = !!needle && !row.dataset.match.includes(needle);
+    if (!row.hidden) shadowed++;
+  }
+  const table = document.getElementById('shadowed-table');
+  if (table) {
+    table.hidden = shadowed === 0;
+    document.getElementById('shadowed-none').hidden = shadowed > 0;
   }
   const count = document.getElementById('tools-shown');
   if (count) count.textContent = String(shown);
