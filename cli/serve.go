@@ -200,7 +200,10 @@ func Serve(ctx context.Context, e *Env) int {
 	}
 	endRun()
 	if con != nil {
-		con.Close() // ends its event streams, so the HTTP server can stop
+		// Its event streams end at once, so the HTTP server can stop; it
+		// waits for an upstream login it started, which ends when the hub
+		// closes: both close together.
+		wg.Go(con.Close)
 	}
 	ok := closeWithin(h, shutdownLimit, logger)
 	wg.Wait()
