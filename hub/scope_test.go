@@ -87,6 +87,8 @@ func TestSessionScopeSampling(t *testing.T) {
 		}
 	}
 	wg.Wait()
+	t.Logf("%d sessions × %d test_sampling and %d test_elicitation calls at once: %d correct, %d refused, %d misrouted, %d other",
+		sessions, perSession, perSession, correct.Load(), refused.Load(), misrouted.Load(), other.Load())
 	if correct.Load() != 2*sessions*perSession || refused.Load()+misrouted.Load()+other.Load() != 0 {
 		t.Errorf("calls: %d correct, %d refused, %d misrouted, %d other; want all %d correct",
 			correct.Load(), refused.Load(), misrouted.Load(), other.Load(), 2*sessions*perSession)
@@ -238,9 +240,12 @@ func TestSessionScopeLifecycle(t *testing.T) {
 			break
 		}
 	}
-	if g, f := runtime.NumGoroutine(), openFDs(t); g > goroutines+2 || f > fds {
+	g, f := runtime.NumGoroutine(), openFDs(t)
+	if g > goroutines+2 || f > fds {
 		t.Errorf("after 50 sessions: %d goroutines (baseline %d), %d fds (baseline %d)", g, goroutines, f, fds)
 	}
+	t.Logf("%d sessions opened and closed: %d instances started, none left; %d goroutines (baseline %d), %d fds (baseline %d)",
+		rounds*perRound, len(pids), g, goroutines, f, fds)
 
 	// The cap: 16 instances run; a 17th session is refused at once.
 	var held []*mcp.ClientSession
