@@ -37,7 +37,7 @@ test: deps
 # The team setup of deploy/README.md end to end: 3 mcp-hub replicas, HAProxy
 # with deploy/haproxy.cfg and PostgreSQL, all on this machine (failover,
 # propagation, a store outage, throughput through 1 and 3 replicas). About
-# 90 s; CI runs it after make test.
+# 3 to 4 minutes on a busy 2-core machine; CI runs it after make test.
 test-team:
 	./scripts/team-deps.sh
 	MCPHUB_TEST_TEAM=1 $(GO) test -race -count=1 -timeout 10m -v -run 'TestTeam' ./deploy/
