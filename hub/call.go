@@ -68,7 +68,7 @@ func (s *session) callTool(line []byte, m wire.Message) bool {
 // unknownTool answers a call of a tool the catalog lacks: a tool error
 // naming `mcp-hub approve` for a quarantined one, else unknown tool.
 func (s *session) unknownTool(m wire.Message, name string) {
-	if msg, ok := s.h.heldMessage(upstream.PinTool, name); ok {
+	if msg, ok := s.h.heldMessage(s, upstream.PinTool, name); ok {
 		s.reply(m.ID, toolResultError(msg))
 		return
 	}
@@ -165,9 +165,16 @@ func (s *session) finish(key, id []byte, up *upstream.Upstream, method, tool str
 		s.end(key)
 		s.settled()
 	case err != nil:
-		var nr *upstream.NotReadyError
-		msg := ""
+		var (
+			nr *upstream.NotReadyError
+			wh *upstream.WithheldError
+		)
+		msg, code := "", int64(jsonrpc.CodeInternalError)
 		switch {
+		case errors.As(err, &wh):
+			// Quarantined in the session's instance: answered as the
+			// shared listing's quarantine is.
+			msg, code = wh.Message, jsonrpc.CodeInvalidParams
 		case errors.As(err, &nr):
 			msg = nr.Error()
 			if hs := up.Hints(); len(hs) > 0 {
@@ -181,7 +188,7 @@ func (s *session) finish(key, id []byte, up *upstream.Upstream, method, tool str
 		if method == "tools/call" {
 			s.reply(id, toolResultError(msg))
 		} else {
-			s.replyError(id, jsonrpc.CodeInternalError, msg, nil)
+			s.replyError(id, code, msg, nil)
 		}
 	case r.Error != nil:
 		s.replyErrorObject(id, r.Error)
@@ -194,10 +201,15 @@ func (s *session) finish(key, id []byte, up *upstream.Upstream, method, tool str
 
 // outcomeOf classifies a call for the metrics.
 func outcomeOf(cancelled bool, r upstream.Reply, err error) string {
-	var nr *upstream.NotReadyError
+	var (
+		nr *upstream.NotReadyError
+		wh *upstream.WithheldError
+	)
 	switch {
 	case cancelled:
 		return outcomeCancelled
+	case errors.As(err, &wh):
+		return outcomeUnknownTool // as a quarantined tool of the catalog
 	case errors.As(err, &nr):
 		return outcomeUnavailable
 	case errors.Is(err, upstream.ErrTimeout):

@@ -240,7 +240,7 @@ func (s *session) callUpstreamTool(m wire.Message) {
 			known = true
 		}
 	})
-	if msg, held := s.h.heldUpstreamTool(server, tool); !known && held {
+	if msg, held := s.h.heldUpstreamTool(s, server, tool); !known && held {
 		s.reply(m.ID, toolResultError("hub_call_tool: "+msg))
 		return
 	}

@@ -112,7 +112,7 @@ func (s *session) getPrompt(m wire.Message) {
 func (s *session) withPrompt(m wire.Message, name string, fn func(catalog.Entry)) {
 	s.resolve(func(c *catalog.Catalog) (catalog.Entry, bool) { return c.Prompt(name) }, func(e catalog.Entry, ok bool) {
 		if !ok {
-			msg, held := s.h.heldMessage(upstream.PinPrompt, name)
+			msg, held := s.h.heldMessage(s, upstream.PinPrompt, name)
 			if !held {
 				msg = fmt.Sprintf("unknown prompt: %q", name)
 			}

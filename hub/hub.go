@@ -191,6 +191,7 @@ func New(opts *Options) (*Hub, error) {
 		uo.ClientCapabilities = clientCapabilities
 	}
 	uo.OnChange = h.upstreamChanged
+	uo.VetInstance = h.vetInstance
 	uo.Gate = h.gate
 	if uo.ClientName == "" {
 		uo.ClientName = o.Name
@@ -359,6 +360,7 @@ func (h *Hub) rebuildNow() {
 		if st.State == upstream.StateDisabled || st.Manual {
 			continue
 		}
+		h.revetInstances(u) // first: it may adopt what a person approved
 		inv := u.Inventory()
 		if inv.Version == 0 && !inv.Stale {
 			continue // never listed
@@ -375,6 +377,7 @@ func (h *Hub) rebuildNow() {
 			Stale:     inv.Stale,
 		})
 	}
+	h.sweepVerdicts()
 	next := catalog.Build(srcs, h.catalogOptions())
 	prev := h.cat.Load()
 	toolsChanged := !next.Same(prev.cat, catalog.KindTool)

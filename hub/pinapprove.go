@@ -69,7 +69,8 @@ func (c ToolChanges) review() string {
 
 // StoredToolChanges returns, by upstream name, what the store knows of the
 // changes of every registered upstream (only the named one unless name is
-// ""): the last listing the running hub cached, against the pins. This is
+// ""): the last listing the running hub cached, and what its per-session
+// instances listed besides (Inventory.Variants), against the pins. This is
 // what the command line shows and approves; a running hub sees the same.
 // Upstreams whose trust is off, and ones never pinned, have none.
 func StoredToolChanges(ctx context.Context, st Store, name string) (map[string]ToolChanges, error) {
@@ -96,6 +97,7 @@ func StoredToolChanges(ctx context.Context, st Store, name string) (map[string]T
 			continue
 		}
 		findings, _ := pin.Check(pins[r.Spec.Name], pin.Items(inv))
+		findings = addFindings(findings, variantFindings(pins[r.Spec.Name], inv.Variants))
 		if len(findings) > 0 {
 			out[r.Spec.Name] = ToolChanges{Name: r.Spec.Name, Trust: policy, Findings: findings}
 		}
@@ -133,6 +135,9 @@ func (h *Hub) approveChanges(ctx context.Context, who string, c ToolChanges) err
 	}
 	if err := h.loadPins(ctx); err != nil {
 		return err
+	}
+	if u, ok := h.mgr.Get(c.Name); ok {
+		h.revetInstances(u) // its instances serve what was approved at once
 	}
 	h.upstreamChanged(c.Name)
 	return nil

@@ -39,6 +39,8 @@ type pinState struct {
 	gen     uint64                        // bumped when pins or policies change
 	vetted  map[string]*vettedInventory   // by upstream
 	logged  map[string]bool               // findings already logged
+	// insts are the verdicts on per-session instances' listings (pininst.go).
+	insts map[*upstream.Upstream]*instanceVerdict
 }
 
 // vettedInventory is an upstream's parsed inventory with what the trust
@@ -268,11 +270,7 @@ func (h *Hub) logFindingLocked(name string, policy upstream.Trust, f pin.Finding
 		return
 	}
 	h.pins.logged[key] = true
-	args := []any{"upstream", name, "item", f.Key().String(), "change", f.What(), "trust", string(policy),
-		"approve", "mcp-hub approve " + name, "diff", f.Render()}
-	if len(f.Warnings) > 0 {
-		args = append(args, "warnings", strings.Join(f.Warnings, "; "))
-	}
+	args := findingArgs(name, policy, f)
 	switch {
 	case held(policy, f):
 		h.logger.Warn("quarantined: it differs from what was pinned; it stays out of the catalog and calls are refused until a person approves it", args...)
@@ -283,21 +281,38 @@ func (h *Hub) logFindingLocked(name string, policy upstream.Trust, f pin.Finding
 	}
 }
 
-// liveChanges returns what the running upstream lists that its pins do not
-// cover, with its policy; ok is false when the hub checks nothing of it.
+// findingArgs are the log attributes of a finding.
+func findingArgs(name string, policy upstream.Trust, f pin.Finding) []any {
+	args := []any{"upstream", name, "item", f.Key().String(), "change", f.What(), "trust", string(policy),
+		"approve", "mcp-hub approve " + name, "diff", f.Render()}
+	if len(f.Warnings) > 0 {
+		args = append(args, "warnings", strings.Join(f.Warnings, "; "))
+	}
+	return args
+}
+
+// liveChanges returns what the running upstream, and its per-session
+// instances, list that its pins do not cover, with its policy; ok is false
+// when the hub checks nothing of it.
 func (h *Hub) liveChanges(name string) (policy upstream.Trust, findings []pin.Finding, ok bool) {
 	if u, running := h.mgr.Get(name); running {
 		if inv := u.Inventory(); inv.Version > 0 || inv.Stale {
 			h.vetted(name, inv) // current
 		}
+		h.revetInstances(u)
 	}
 	h.pins.mu.Lock()
 	defer h.pins.mu.Unlock()
-	v := h.pins.vetted[name]
-	if v == nil || v.gen != h.pins.gen {
-		return "", nil, false
+	if v := h.pins.vetted[name]; v != nil && v.gen == h.pins.gen {
+		policy, findings, ok = v.policy, v.findings, true
 	}
-	return v.policy, v.findings, true
+	if more := h.instanceFindingsLocked(name); len(more) > 0 {
+		if !ok {
+			policy, ok = h.pins.policy[name], true
+		}
+		findings = addFindings(slices.Clip(findings), more)
+	}
+	return policy, findings, ok
 }
 
 // quarantineOf splits an upstream's live findings for people: what is held
@@ -319,9 +334,10 @@ func (h *Hub) quarantineOf(name string) (quarantined, flagged []string) {
 }
 
 // heldMessage says why a name a client asked for is refused, when it is a
-// quarantined tool or prompt of a running upstream: its name at the
-// upstream, or that name prefixed as the catalog's policy exposes it.
-func (h *Hub) heldMessage(kind upstream.PinKind, exposed string) (string, bool) {
+// quarantined tool or prompt of a running upstream, or of one of the
+// session s's instances: its name at the upstream, or that name prefixed as
+// the catalog's policy exposes it.
+func (h *Hub) heldMessage(s *session, kind upstream.PinKind, exposed string) (string, bool) {
 	o := h.catalogOptions()
 	sep := o.Separator
 	if sep == "" {
@@ -343,23 +359,26 @@ func (h *Hub) heldMessage(kind upstream.PinKind, exposed string) (string, bool) 
 			}
 		}
 	}
-	return "", false
+	// What only a per-session instance lists is not in the catalog either.
+	return h.heldByInstanceLocked(s, func(name string, f pin.Finding) bool {
+		return f.Item.Kind == kind && (exposed == f.Item.Name || (o.Policy == catalog.PolicyPrefix && exposed == name+sep+f.Item.Name))
+	})
 }
 
 // heldUpstreamTool is heldMessage for hub_call_tool's server and tool.
-func (h *Hub) heldUpstreamTool(server, tool string) (string, bool) {
+func (h *Hub) heldUpstreamTool(s *session, server, tool string) (string, bool) {
 	h.pins.mu.Lock()
 	defer h.pins.mu.Unlock()
-	v := h.pins.vetted[server]
-	if v == nil || v.gen != h.pins.gen {
-		return "", false
-	}
-	for _, f := range v.findings {
-		if f.Item.Kind == upstream.PinTool && f.Item.Name == tool && held(v.policy, f) {
-			return quarantineText(server, f), true
+	if v := h.pins.vetted[server]; v != nil && v.gen == h.pins.gen {
+		for _, f := range v.findings {
+			if f.Item.Kind == upstream.PinTool && f.Item.Name == tool && held(v.policy, f) {
+				return quarantineText(server, f), true
+			}
 		}
 	}
-	return "", false
+	return h.heldByInstanceLocked(s, func(name string, f pin.Finding) bool {
+		return name == server && f.Item.Kind == upstream.PinTool && f.Item.Name == tool
+	})
 }
 
 func quarantineText(server string, f pin.Finding) string {

@@ -229,6 +229,7 @@ func (h *Hub) reconcileLocked(ctx context.Context) ([]<-chan struct{}, error) {
 			var cached *upstream.Inventory
 			h.mu.Lock()
 			if inv, ok := h.cached[name]; ok {
+				inv.Variants = nil // instances' listings, not the upstream's
 				cached = &inv
 			}
 			h.mu.Unlock()
@@ -458,7 +459,11 @@ func (h *Hub) followStore() {
 // saveLoop writes listed inventories (the capability cache) and state
 // changes to the store, off every hot path. It exits when the hub closes.
 func (h *Hub) saveLoop() {
-	savedInv := map[string]uint64{}
+	type saved struct {
+		version  uint64
+		variants string // instanceVariants' digest
+	}
+	savedInv := map[string]saved{}
 	savedState := map[string]upstream.Status{}
 	for {
 		select {
@@ -470,11 +475,14 @@ func (h *Hub) saveLoop() {
 		h.savePins(ctx)
 		for _, u := range h.mgr.List() {
 			name := u.Name()
-			if inv := u.Inventory(); !inv.Stale && inv.Version > 0 && savedInv[name] != inv.Version {
+			inv := u.Inventory()
+			var digest string
+			inv.Variants, digest = h.instanceVariants(name)
+			if now := (saved{inv.Version, digest}); !inv.Stale && inv.Version > 0 && savedInv[name] != now {
 				if err := h.opts.Store.SaveInventory(ctx, name, inv); err != nil && !errors.Is(err, upstream.ErrNotFound) {
 					h.logger.Warn("save capability cache", "upstream", name, "err", err)
 				} else {
-					savedInv[name] = inv.Version
+					savedInv[name] = now
 				}
 			}
 			st := u.Status()

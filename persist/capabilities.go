@@ -20,6 +20,9 @@ type Capabilities struct {
 	Prompts           []json.RawMessage
 	ServerInfo        json.RawMessage // the initialize result's serverInfo
 	SyncedAt          time.Time
+	// Variants is a JSON object of what per-session instances listed that
+	// the upstream's pins do not cover (upstream.Variants); nil for none.
+	Variants json.RawMessage
 }
 
 type capRow struct {
@@ -30,6 +33,7 @@ type capRow struct {
 	Prompts           sql.NullString `db:"prompts"`
 	ServerInfo        sql.NullString `db:"server_info"`
 	LastSyncedAt      sql.NullString `db:"last_synced_at"`
+	Variants          sql.NullString `db:"variants"`
 }
 
 func encodeList(l []json.RawMessage) (sql.NullString, error) {
@@ -84,6 +88,12 @@ func (s *Store) SaveCapabilities(ctx context.Context, name string, c Capabilitie
 		}
 		row.ServerInfo = sql.NullString{String: string(b), Valid: true}
 	}
+	if len(c.Variants) > 0 {
+		if !json.Valid(c.Variants) {
+			return fmt.Errorf("save capabilities of %q: variants: not JSON", name)
+		}
+		row.Variants = sql.NullString{String: string(c.Variants), Valid: true}
+	}
 	return s.writeLocal(ctx, func(tx txx) error {
 		err := tx.GetContext(ctx, &row.UpstreamID, "SELECT id FROM upstreams WHERE name = ?", name)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -93,12 +103,13 @@ func (s *Store) SaveCapabilities(ctx context.Context, name string, c Capabilitie
 			return fmt.Errorf("save capabilities of %q: %w", name, err)
 		}
 		_, err = tx.NamedExecContext(ctx, `INSERT INTO capabilities
-			(upstream_id, tools, resources, resource_templates, prompts, server_info, last_synced_at)
-			VALUES (:upstream_id, :tools, :resources, :resource_templates, :prompts, :server_info, :last_synced_at)
+			(upstream_id, tools, resources, resource_templates, prompts, server_info, last_synced_at, variants)
+			VALUES (:upstream_id, :tools, :resources, :resource_templates, :prompts, :server_info, :last_synced_at, :variants)
 			ON CONFLICT (upstream_id) DO UPDATE SET
 			tools = excluded.tools, resources = excluded.resources,
 			resource_templates = excluded.resource_templates, prompts = excluded.prompts,
-			server_info = excluded.server_info, last_synced_at = excluded.last_synced_at`, row)
+			server_info = excluded.server_info, last_synced_at = excluded.last_synced_at,
+			variants = excluded.variants`, row)
 		if err != nil {
 			return fmt.Errorf("save capabilities of %q: %w", name, err)
 		}
@@ -124,6 +135,9 @@ func (row *capRow) capabilities() (Capabilities, error) {
 	if row.ServerInfo.Valid {
 		c.ServerInfo = json.RawMessage(row.ServerInfo.String)
 	}
+	if row.Variants.Valid {
+		c.Variants = json.RawMessage(row.Variants.String)
+	}
 	if row.LastSyncedAt.Valid {
 		if c.SyncedAt, err = parseTime(row.LastSyncedAt.String); err != nil {
 			return Capabilities{}, fmt.Errorf("last_synced_at: %w", err)
@@ -141,7 +155,7 @@ func (s *Store) Capabilities(ctx context.Context, name string) (Capabilities, er
 		capRow
 	}
 	err := s.db.GetContext(ctx, &row, `SELECT u.id AS upstream_id, c.upstream_id AS synced,
-		c.tools, c.resources, c.resource_templates, c.prompts, c.server_info, c.last_synced_at
+		c.tools, c.resources, c.resource_templates, c.prompts, c.server_info, c.last_synced_at, c.variants
 		FROM upstreams u LEFT JOIN capabilities c ON c.upstream_id = u.id
 		WHERE u.name = ?`, name)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -168,7 +182,7 @@ func (s *Store) AllCapabilities(ctx context.Context) (map[string]Capabilities, e
 		capRow
 	}
 	err := s.db.SelectContext(ctx, &rows, `SELECT u.name, c.upstream_id,
-		c.tools, c.resources, c.resource_templates, c.prompts, c.server_info, c.last_synced_at
+		c.tools, c.resources, c.resource_templates, c.prompts, c.server_info, c.last_synced_at, c.variants
 		FROM capabilities c JOIN upstreams u ON u.id = c.upstream_id`)
 	if err != nil {
 		return nil, fmt.Errorf("load capabilities: %w", err)

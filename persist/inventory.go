@@ -3,6 +3,7 @@ package persist
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,7 +15,16 @@ import (
 // SaveInventory stores an upstream's listed inventory as its capability
 // cache (see SaveCapabilities).
 func (s *Store) SaveInventory(ctx context.Context, name string, inv upstream.Inventory) error {
+	var variants json.RawMessage
+	if v := inv.Variants; v != nil && (len(v.Tools) > 0 || len(v.Prompts) > 0 || len(v.Templates) > 0) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("save capabilities of %q: variants: %w", name, err)
+		}
+		variants = b
+	}
 	return s.SaveCapabilities(ctx, name, Capabilities{
+		Variants:          variants,
 		Tools:             orEmpty(inv.Tools),
 		Resources:         inv.Resources,
 		ResourceTemplates: inv.Templates,
@@ -43,10 +53,18 @@ func (s *Store) Inventories(ctx context.Context) (map[string]upstream.Inventory,
 		if c.Tools == nil && c.Prompts == nil && c.Resources == nil && c.ResourceTemplates == nil {
 			continue
 		}
-		out[name] = upstream.Inventory{
+		inv := upstream.Inventory{
 			Tools: c.Tools, Prompts: c.Prompts, Resources: c.Resources, Templates: c.ResourceTemplates,
 			ServerInfo: c.ServerInfo, SyncedAt: c.SyncedAt, Stale: true,
 		}
+		if len(c.Variants) > 0 {
+			var v upstream.Variants
+			if err := json.Unmarshal(c.Variants, &v); err != nil {
+				return nil, fmt.Errorf("load capabilities of %q: variants: %w", name, err)
+			}
+			inv.Variants = &v
+		}
+		out[name] = inv
 	}
 	return out, nil
 }

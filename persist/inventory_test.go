@@ -45,6 +45,27 @@ func TestInventoryRoundTrip(t *testing.T) {
 			got.Resources != nil || !got.SyncedAt.Equal(inv.SyncedAt) || string(got.ServerInfo) != string(inv.ServerInfo) {
 			t.Errorf("inventory = %+v", got)
 		}
+		if got.Variants != nil {
+			t.Errorf("variants of an inventory saved without = %+v", got.Variants)
+		}
+		// Instances' variants are kept until the next save without them.
+		inv.Variants = &upstream.Variants{Tools: []json.RawMessage{json.RawMessage(`{"name":"t1","description":"v2"}`)},
+			Templates: []json.RawMessage{json.RawMessage(`{"uriTemplate":"x://{id}"}`)}}
+		if err := s.SaveInventory(ctx, "a", inv); err != nil {
+			t.Fatal(err)
+		}
+		all, _ = s.Inventories(ctx)
+		if v := all["a"].Variants; v == nil || len(v.Tools) != 1 || string(v.Tools[0]) != `{"name":"t1","description":"v2"}` ||
+			v.Prompts != nil || len(v.Templates) != 1 {
+			t.Errorf("variants = %+v", v)
+		}
+		inv.Variants = nil
+		if err := s.SaveInventory(ctx, "a", inv); err != nil {
+			t.Fatal(err)
+		}
+		if all, _ = s.Inventories(ctx); all["a"].Variants != nil {
+			t.Errorf("variants after a save without = %+v", all["a"].Variants)
+		}
 		// A listed-but-empty tool list is remembered as empty, not "never listed".
 		if err := s.SaveInventory(ctx, "never", upstream.Inventory{}); err != nil {
 			t.Fatal(err)

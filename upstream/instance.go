@@ -226,8 +226,8 @@ func (u *Upstream) errPerSession() error {
 // the catalog's source. While the registered upstream has no live listing
 // (it never listed, or only its cached inventory is known), i's becomes
 // it. Otherwise an instance that lists other items is logged, once: the
-// catalog keeps the shared listing, and its calls go to the instance as
-// they are.
+// catalog keeps the shared listing, and what the instance may serve of its
+// own is the hub's to decide (Options.VetInstance).
 func (u *Upstream) instanceListed(i *Upstream, inv Inventory) {
 	u.mu.Lock()
 	shared := u.inv

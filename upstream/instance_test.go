@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -246,4 +247,83 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestInstanceWithholds: what Options.VetInstance says of an instance's
+// listing is in force before any request reaches the instance after that
+// listing, including its first call (made before it connected) and after a
+// re-list; a withheld tool's call fails with a WithheldError without
+// reaching the process, others pass, and Withhold lifts it. Adopt puts an
+// instance's definitions into the registered upstream's listing.
+func TestInstanceWithholds(t *testing.T) {
+	events := filepath.Join(t.TempDir(), "events")
+	opts := fastOptions(t)
+	var mu sync.Mutex
+	var vetted []int // the number of tools of each listing vetted
+	opts.VetInstance = func(i *Upstream, inv Inventory) Withheld {
+		mu.Lock()
+		vetted = append(vetted, len(inv.Tools))
+		mu.Unlock()
+		return Withheld{"tools/call": {"counter": "counter withheld", "x1": "x1 withheld"}}
+	}
+	m := newManager(t, opts)
+	a, err := m.Add(sessionSpec("a", events, "-only", "echo,counter,add_tool"), AddOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, a, 10*time.Second, StateDisconnected)
+	i, err := m.StartInstance("a", "o", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wh *WithheldError
+	_, err = i.Call(context.Background(), "tools/call", []byte(`{"name":"counter","arguments":{}}`))
+	if !errors.As(err, &wh) || wh.Message != "counter withheld" || wh.Item != "counter" {
+		t.Errorf("first call of a withheld tool: %v", err)
+	}
+	if got := callText(t, i, "echo", `{"message":"hi"}`); !strings.Contains(got, "hi") {
+		t.Errorf("echo: %s", got)
+	}
+	if cancel, ok := i.TryStart("tools/call", []byte(`{"name":"counter"}`), func(Reply, error) {}); ok {
+		cancel()
+		t.Error("TryStart took the fast path on an instance that withholds")
+	}
+	callText(t, i, "add_tool", `{"name":"x1"}`)
+	eventually(t, 5*time.Second, "the re-list vetted", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(vetted) == 2 && vetted[1] == 4
+	})
+	if _, err := i.Call(context.Background(), "tools/call", []byte(`{"name":"x1"}`)); !errors.As(err, &wh) || wh.Message != "x1 withheld" {
+		t.Errorf("call of a withheld tool the re-list added: %v", err)
+	}
+	i.Withhold(nil)
+	if got := callText(t, i, "counter", "{}"); !strings.Contains(got, `"text":"1"`) {
+		t.Errorf("counter once no longer withheld: %s, want 1 (the refused call never reached it)", got)
+	}
+	if mu.Lock(); vetted[0] != 3 {
+		t.Errorf("vetted listings %v, want the instance's first (3 tools) first", vetted)
+	}
+	mu.Unlock()
+
+	before := a.Inventory()
+	echo := `{"name":"echo","description":"Echoes, version 2.","inputSchema":{"type":"object"}}`
+	fresh := `{"name":"fresh","inputSchema":{"type":"object"}}`
+	a.Adopt(Inventory{Tools: []json.RawMessage{json.RawMessage(echo), json.RawMessage(fresh)}})
+	after := a.Inventory()
+	if after.Version != before.Version+1 || len(after.Tools) != len(before.Tools)+1 {
+		t.Fatalf("adopted: version %d → %d, %d → %d tools", before.Version, after.Version, len(before.Tools), len(after.Tools))
+	}
+	got := map[string]string{}
+	for _, raw := range after.Tools {
+		n, _ := itemName(raw, "name")
+		got[n] = string(raw)
+	}
+	if got["echo"] != echo || got["fresh"] != fresh || got["counter"] == "" {
+		t.Errorf("adopted tools: %v", got)
+	}
+	a.Adopt(Inventory{Tools: []json.RawMessage{json.RawMessage(echo)}})
+	if v := a.Inventory().Version; v != after.Version {
+		t.Errorf("adopting what is listed already changed the version: %d → %d", after.Version, v)
+	}
 }

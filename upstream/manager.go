@@ -72,6 +72,11 @@ type Options struct {
 	// OnChange is called after an upstream's status or inventory changed.
 	// It must not block.
 	OnChange func(name string)
+	// VetInstance, when set, is asked what a per-session instance
+	// withholds of each listing it makes (see [Withheld]), before a
+	// request can reach it after that listing. [Upstream.Withhold] changes
+	// it later. It must not block.
+	VetInstance func(i *Upstream, inv Inventory) Withheld
 	// Gate, when set, is asked before every connection attempt; an error
 	// stops the attempt (it becomes the upstream's last error).
 	Gate func(ctx context.Context, spec Spec) error

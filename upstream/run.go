@@ -272,6 +272,7 @@ func (u *Upstream) attemptOnce() (_ *Conn, err error) {
 		return nil, err
 	}
 	init := conn.InitializeResult()
+	u.vetInstance(inv) // before a request can reach it
 	u.conn.Store(conn)
 	u.update(func(s *Status, cur *Inventory) {
 		inv.Version = cur.Version + 1
@@ -354,6 +355,7 @@ func (u *Upstream) serve(conn *Conn) (outcome, error) {
 				u.logger.Warn("upstream re-list failed", "err", err)
 				continue
 			}
+			u.vetInstance(inv)
 			u.update(func(_ *Status, cur *Inventory) {
 				inv.Version = cur.Version + 1
 				*cur = inv

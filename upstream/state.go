@@ -100,6 +100,21 @@ type Inventory struct {
 	SyncedAt time.Time
 	// ServerInfo is the upstream's initialize result (raw), when known.
 	ServerInfo json.RawMessage
+	// Variants are what per-session instances of the upstream listed that
+	// differs from its pins; the hub sets them on the capability cache it
+	// saves (an upstream's own listing has none).
+	Variants *Variants
+}
+
+// Variants are definitions of tools, prompts and resource templates that
+// per-session instances of an upstream listed and that no pin of the
+// upstream covers: changed since a person approved them, or new. They are
+// recorded with the capability cache for a person to review (mcp-hub
+// approve); nothing serves them.
+type Variants struct {
+	Tools     []json.RawMessage `json:"tools,omitempty"`
+	Prompts   []json.RawMessage `json:"prompts,omitempty"`
+	Templates []json.RawMessage `json:"resourceTemplates,omitempty"`
 }
 
 // Backoff is the reconnect schedule: Initial, then ×Multiplier up to Max,

@@ -34,6 +34,9 @@ type Upstream struct {
 	owner  any
 	label  string
 	insts  instanceList
+	// withheld is what an instance may not serve (see Withhold); nil for
+	// one that withholds nothing, and always for a registered upstream.
+	withheld atomic.Pointer[Withheld]
 
 	conn     atomic.Pointer[Conn] // the live connection, or nil
 	lastUse  atomic.Int64         // unix nanos of the last call
@@ -184,6 +187,11 @@ func (u *Upstream) Call(ctx context.Context, method string, params []byte) (Repl
 	if err != nil {
 		return Reply{}, err
 	}
+	// After ready: an instance's listing, and what it withholds of it, is
+	// known once it is connected.
+	if err := u.withholds(method, params); err != nil {
+		return Reply{}, err
+	}
 	select {
 	case u.inflight <- struct{}{}:
 	default:
@@ -220,8 +228,8 @@ func (u *Upstream) TryStart(method string, params []byte, done func(Reply, error
 // TryStartTag is TryStart with a tag, as for [WithTag].
 func (u *Upstream) TryStartTag(method string, params []byte, tag any, done func(Reply, error)) (cancel func(), ok bool) {
 	conn := u.conn.Load()
-	if conn == nil || conn.Err() != nil {
-		return nil, false
+	if conn == nil || conn.Err() != nil || u.withheld.Load() != nil {
+		return nil, false // an instance that withholds anything: Call checks
 	}
 	select {
 	case u.inflight <- struct{}{}:
