@@ -82,15 +82,23 @@ func startScanning(cmd *exec.Cmd, r io.Reader, re *regexp.Regexp) (string, error
 	}
 }
 
-// startDirectHTTP starts the fixture, exposing only the tools only,
-// serving transport ("streamable" or "sse") itself.
-func startDirectHTTP(fixture, transport, only string) (*httpServer, error) {
+// startDirectHTTP starts the fixture serving transport ("streamable" or
+// "sse") itself, with fxArgs.
+func startDirectHTTP(fixture, transport string, fxArgs ...string) (*httpServer, error) {
 	ft := "http"
 	if transport == "sse" {
 		ft = "sse"
 	}
-	cmd := own(exec.Command(fixture, "-transport", ft, "-addr", "127.0.0.1:0", "-only", only))
+	return startListening(own(exec.Command(fixture, append([]string{"-transport", ft, "-addr", "127.0.0.1:0"}, fxArgs...)...)), false)
+}
+
+// startListening starts cmd, a process that prints "LISTENING <url>" on its
+// stdout (or stderr) once it serves.
+func startListening(cmd *exec.Cmd, stderr bool) (*httpServer, error) {
 	out, err := cmd.StdoutPipe()
+	if stderr {
+		out, err = cmd.StderrPipe()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -101,16 +109,25 @@ func startDirectHTTP(fixture, transport, only string) (*httpServer, error) {
 	return &httpServer{cmd: cmd, url: u}, nil
 }
 
+// hubHTTPHead is the head of the config of a hub serving HTTP. Its
+// in-flight cap is raised above 32 so the 32-session run measures the hub's
+// own cost, not its queueing policy (the default cap of 10 per upstream
+// protects real servers).
+const hubHTTPHead = "logLevel: info\nlimits:\n  maxInFlight: 64\nhttp:\n  token: " + benchToken + "\n"
+
 // startHubHTTP starts the hub serving HTTP with n fixtures (run with fxArgs)
-// as its stdio upstreams (see writeHubConfig). Its in-flight cap is raised
-// above 32 so the 32-session run measures the hub's own cost, not its
-// queueing policy (the default cap of 10 per upstream protects real
-// servers).
+// as its stdio upstreams (see writeHubConfig).
 func startHubHTTP(dir, hubBin, fixture, transport string, n int, fxArgs ...string) (*httpServer, error) {
 	cfg := filepath.Join(dir, "bench-http.yaml")
-	if err := writeHubConfig(cfg, "logLevel: info\nlimits:\n  maxInFlight: 64\nhttp:\n  token: "+benchToken+"\n", fixture, n, fxArgs...); err != nil {
+	if err := writeHubConfig(cfg, hubHTTPHead, fixture, n, fxArgs...); err != nil {
 		return nil, err
 	}
+	return startHubHTTPConfig(dir, hubBin, cfg, transport)
+}
+
+// startHubHTTPConfig starts the hub with config file cfg serving HTTP, and
+// returns its endpoint for transport.
+func startHubHTTPConfig(dir, hubBin, cfg, transport string) (*httpServer, error) {
 	args := []string{"serve", "--config", cfg, "--data-dir", filepath.Join(dir, "data-http"), "--http", "127.0.0.1:0"}
 	if *hubProf != "" {
 		args = append(args, "--cpuprofile", *hubProf)
@@ -209,7 +226,7 @@ func httpSuite(dir, hubBin, fixture string) {
 				var srv *httpServer
 				var err error
 				if side == "direct" {
-					srv, err = startDirectHTTP(fixture, transport, "echo")
+					srv, err = startDirectHTTP(fixture, transport, "-only", "echo")
 				} else {
 					srv, err = startHubHTTP(dir, hubBin, fixture, transport, 1, "-only", "echo")
 				}
