@@ -714,7 +714,7 @@ func linkCtx(ctx, link context.Context) (context.Context, context.CancelFunc) {
 
 // do sends a request the way c.Do does, on c's transport directly:
 // c.Do copies every request's headers and URL for redirects it might
-// follow, 12 allocations per call (BenchmarkHTTPCall). A redirect, rare for
+// follow, 6 allocations per call (BenchmarkHTTPCall). A redirect, rare for
 // an MCP endpoint, is handed to c.Do, which follows it.
 func do(c *http.Client, req *http.Request) (*http.Response, error) {
 	resp, err := c.Transport.RoundTrip(req)
