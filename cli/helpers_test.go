@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +21,51 @@ import (
 // fixtureBin is the fixture MCP server the tests register as an upstream.
 var fixtureBin string
 
-func TestMain(m *testing.M) { os.Exit(runTests(m)) }
+func TestMain(m *testing.M) {
+	if len(os.Args) >= 3 && os.Args[1] == "-browse" {
+		os.Exit(browse(os.Args[2], os.Args[3:]...))
+	}
+	os.Exit(runTests(m))
+}
+
+// browserCommand is a $BROWSER that opens its URL with this test binary
+// (see browse), so a command's "open this in a browser" runs in a test.
+// With record set, the browser writes there what it ended on.
+func browserCommand(t *testing.T, record string) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if record == "" {
+		return exe + " -browse"
+	}
+	return exe + " -browse %s " + record
+}
+
+// browse is the test binary run as a browser: it GETs u following
+// redirects and keeping cookies, writes the status and the URL it ended on
+// to record (when given), and returns 0 when the last page answered 2xx.
+func browse(u string, record ...string) int {
+	jar, _ := cookiejar.New(nil)
+	resp, err := (&http.Client{Jar: jar, Timeout: 30 * time.Second}).Get(u)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if len(record) > 0 {
+		if err := os.WriteFile(record[0], fmt.Appendf(nil, "%d %s\n", resp.StatusCode, resp.Request.URL), 0o600); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	if resp.StatusCode/100 != 2 {
+		return 1
+	}
+	return 0
+}
 
 // runTests builds the fixture, runs the tests and removes what they left.
 func runTests(m *testing.M) int {
@@ -54,6 +100,10 @@ func (o outcome) String() string {
 type setup struct {
 	data, config string
 	now          func() time.Time
+	// environ is more of the commands' environment; ctx, when set, is
+	// what their context derives from.
+	environ []string
+	ctx     context.Context
 	// stdin is the commands' stdin (default: empty); stdout and stderr,
 	// when set, get a copy of what they write.
 	stdin          io.Reader
@@ -68,7 +118,8 @@ func newSetup(t *testing.T, cfg string) *setup {
 
 // run runs the command f as mcp-hub NAME ARGS... in-process, with the
 // setup's config file (--config; none when it is "") and data dir (named by MCP_HUB_DATA_DIR in
-// the command's environment, which is all the environment it gets).
+// the command's environment, which is all the environment it gets, with
+// the setup's environ).
 func (s *setup) run(t *testing.T, f func(context.Context, *Env) int, name string, args ...string) outcome {
 	t.Helper()
 	stdin := s.stdin
@@ -84,13 +135,17 @@ func (s *setup) run(t *testing.T, f func(context.Context, *Env) int, name string
 	e := &Env{
 		Name:    name,
 		Args:    args,
-		Environ: []string{"MCP_HUB_DATA_DIR=" + s.data},
+		Environ: append([]string{"MCP_HUB_DATA_DIR=" + s.data}, s.environ...),
 		Stdin:   stdin,
 		Stdout:  tee(stdout, s.stdout),
 		Stderr:  tee(stderr, s.stderr),
 		Now:     s.now,
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	parent := s.ctx
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(parent, 60*time.Second)
 	defer cancel()
 	code := f(ctx, e)
 	return outcome{stdout: readFile(t, stdout.Name()), stderr: readFile(t, stderr.Name()), code: code}

@@ -1,7 +1,6 @@
 package deploy
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -84,24 +83,6 @@ func bins(t *testing.T) (hub, fixture string) {
 	return b[0], b[1]
 }
 
-// syncBuffer collects a process's output.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func freeAddr(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -155,7 +136,7 @@ type replica struct {
 	name string
 	addr string
 	cmd  *exec.Cmd
-	logs *syncBuffer
+	logs *testbin.Buffer
 	done chan struct{}
 }
 
@@ -176,7 +157,7 @@ func teamConfig(t *testing.T, fixture string) string {
 func startReplica(t *testing.T, name, dsn, config string) *replica {
 	t.Helper()
 	hub, _ := bins(t)
-	r := &replica{name: name, addr: freeAddr(t), logs: &syncBuffer{}, done: make(chan struct{})}
+	r := &replica{name: name, addr: freeAddr(t), logs: &testbin.Buffer{}, done: make(chan struct{})}
 	data := t.TempDir()
 	r.cmd = exec.Command(hub, "serve", "--http", r.addr, "--store", dsn, "--data-dir", data, "--config", config)
 	r.cmd.Env = append(os.Environ(), "MCP_HUB_HTTP__TOKEN="+teamToken, "XDG_CONFIG_HOME="+data, "MCP_HUB_CONFIG_POLL=0")
@@ -237,7 +218,7 @@ func startHAProxy(t *testing.T, reps ...*replica) string {
 	for i := range 3 {
 		cmd.Env = append(cmd.Env, fmt.Sprintf("MCP_HUB_%d=%s", i+1, reps[i%len(reps)].addr))
 	}
-	logs := &syncBuffer{}
+	logs := &testbin.Buffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

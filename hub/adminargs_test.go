@@ -10,8 +10,8 @@ import (
 
 // TestAdminArgsSchema: each admin tool's input schema is resolved by
 // jsonschema-go once, and a call that does not validate is refused with
-// the field and what it must be; the first field by name when several are
-// wrong.
+// the field and what it must be (a member of an object field as
+// field.member); the first field by name when several are wrong.
 func TestAdminArgsSchema(t *testing.T) {
 	h, err := New(&Options{})
 	if err != nil {
@@ -40,8 +40,10 @@ func TestAdminArgsSchema(t *testing.T) {
 		{"hub_add_server", `{"name":"x","command":"x","transport":"ftp"}`, `transport: must be one of stdio, sse, http, got "ftp"`},
 		{"hub_add_server", `{"name":"x","command":"x","enabled":"yes"}`, "enabled: must be true or false"},
 		{"hub_add_server", `{"name":"x","comand":"y"}`, "comand: unknown field (known: args, autoConnect, command, cwd, description, enabled, env, headers, name, oauth, scope, transport, trust, url)"},
-		{"hub_add_server", `{"name":"x","url":"https://h/mcp","oauth":{"clientId":1}}`, "oauth: "},
-		{"hub_add_server", `{"name":"x","url":"https://h/mcp","oauth":{"scope":["a"]}}`, "oauth: "},
+		{"hub_add_server", `{"name":"x","url":"https://h/mcp","oauth":{"clientId":1}}`, "oauth.clientId: must be a string"},
+		{"hub_add_server", `{"name":"x","url":"https://h/mcp","oauth":{"scope":["a"]}}`, "oauth.scope: unknown field (known: clientId, clientMetadataUrl, clientSecret, redirectPort, scopes)"},
+		{"hub_add_server", `{"name":"x","url":"https://h/mcp","oauth":{"redirectPort":70000}}`, "oauth.redirectPort: must be an integer from 0 to 65535"},
+		{"hub_add_server", `{"name":"x","url":"https://h/mcp","oauth":"c"}`, "oauth: must be an object"},
 		{"hub_add_server", `{"command":"y"}`, "name: required"},
 		{"hub_add_server", `{"name":"../x","command":"y"}`, `name: invalid name "../x": must match ` + upstream.NamePattern},
 		{"hub_add_server", `{"name":"Hub_x","command":"y"}`, `name: invalid name "Hub_x": "hub" and names starting "hub_" are reserved for the hub`},

@@ -1,7 +1,6 @@
 package hub
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,30 +9,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/internal/testbin"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
-
-// logBuffer collects a hub's log lines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestHTTPBearerSchemeCase: the Authorization scheme is case-insensitive
 // (RFC 9110, 11.1); the token is not.
@@ -87,7 +68,7 @@ func pingStatus(t *testing.T, srv *httptest.Server, sid string) int {
 // lock a new client out: the least recently used idle session makes room,
 // is logged (by a prefix of its id), and its client gets 404.
 func TestHTTPSessionCapEvictsIdle(t *testing.T) {
-	logs := &logBuffer{}
+	logs := &testbin.Buffer{}
 	h, srv := startHTTPHubOpts(t, &Options{Logger: slog.New(slog.NewTextHandler(logs, nil))}, &HTTPOptions{},
 		fixtureSpec("a", "-only", "echo"))
 	const defaultCap = 64

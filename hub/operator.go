@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/mcp-hub/mcp-hub/internal/pin"
+	"github.com/mcp-hub/mcp-hub/hub/pin"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )

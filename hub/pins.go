@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/catalog"
-	"github.com/mcp-hub/mcp-hub/internal/pin"
+	"github.com/mcp-hub/mcp-hub/hub/pin"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 

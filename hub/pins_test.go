@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/catalog"
+	"github.com/mcp-hub/mcp-hub/internal/testbin"
 	"github.com/mcp-hub/mcp-hub/persist"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -192,8 +193,8 @@ func TestPinQuarantine(t *testing.T) {
 }
 
 // recordingLogger returns a logger whose text lands in the buffer.
-func recordingLogger() (*slog.Logger, *logBuffer) {
-	buf := &logBuffer{}
+func recordingLogger() (*slog.Logger, *testbin.Buffer) {
+	buf := &testbin.Buffer{}
 	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelInfo})), buf
 }
 

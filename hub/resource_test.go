@@ -1,7 +1,6 @@
 package hub
 
 import (
-	"bytes"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -25,6 +24,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/internal/testbin"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -140,7 +140,7 @@ const hubResource = "https://hub.example/mcp"
 
 // startAuthHub serves a hub whose front takes the IdP's tokens, with its
 // log at debug level in logs.
-func startAuthHub(t *testing.T, idp *testIdP, logs *syncBuf, minRefresh time.Duration, specs ...upstream.Spec) (*Hub, *httptest.Server) {
+func startAuthHub(t *testing.T, idp *testIdP, logs *testbin.Buffer, minRefresh time.Duration, specs ...upstream.Spec) (*Hub, *httptest.Server) {
 	t.Helper()
 	opts := &Options{Approval: ApprovalAuto}
 	if logs != nil {
@@ -149,23 +149,6 @@ func startAuthHub(t *testing.T, idp *testIdP, logs *syncBuf, minRefresh time.Dur
 	return startHTTPHubOpts(t, opts, &HTTPOptions{Auth: &AuthOptions{
 		Issuer: idp.srv.URL, Audience: hubResource, RequiredScopes: []string{"mcp"}, AdminScope: "mcp-hub:admin", JWKSMinRefresh: minRefresh,
 	}}, specs...)
-}
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func bearerHdr(tok string, kv ...string) map[string][]string {
@@ -429,7 +412,7 @@ func TestResourceTokenStaysHere(t *testing.T) {
 	defer up.Close()
 	k := newRSAKey(t, "k")
 	idp := newIdP(t, k)
-	logs := &syncBuf{}
+	logs := &testbin.Buffer{}
 	h, srv := startAuthHub(t, idp, logs, 0, upstream.Spec{Name: "remote", URL: up.URL, Headers: map[string]string{"X-Upstream-Key": "k-for-upstream"}})
 	tok := idp.sign(t, k, hubResource, jwt.MapClaims{"scope": "mcp mcp-hub:admin"})
 	sig := tok[strings.LastIndexByte(tok, '.')+1:] // the part no log may carry

@@ -3,12 +3,10 @@
 package hub
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/internal/testbin"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -24,27 +23,7 @@ import (
 // for it.
 func httpFixture(t *testing.T, name string, args ...string) upstream.Spec {
 	t.Helper()
-	cmd := exec.Command(fixture, append([]string{"-transport", "http", "-addr", "127.0.0.1:0"}, args...)...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-	})
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	url, ok := strings.CutPrefix(strings.TrimSpace(line), "LISTENING ")
-	if !ok {
-		t.Fatalf("fixture printed %q", line)
-	}
+	url := testbin.Listen(t, os.Stderr, fixture, append([]string{"-transport", "http", "-addr", "127.0.0.1:0"}, args...)...)
 	return upstream.Spec{Name: name, URL: url, Transport: upstream.TransportHTTP}
 }
 

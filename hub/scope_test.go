@@ -23,6 +23,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/internal/testbin"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -354,7 +355,7 @@ func TestSessionScopeEnds(t *testing.T) {
 // sessions that started before keep it, and sessions that start afterwards
 // get instances of their own, where every request reaches its session.
 func TestScopeAuto(t *testing.T) {
-	logs := &logBuffer{}
+	logs := &testbin.Buffer{}
 	opts := &Options{Logger: slog.New(slog.NewTextHandler(logs, nil))}
 	h, srv := startHTTPHubOpts(t, opts, nil, scopedSpec("fx", upstream.ScopeAuto, "-only", "elicit,sleep_ms,pid"))
 	waitTools(t, h, "elicit")

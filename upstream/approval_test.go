@@ -3,6 +3,7 @@ package upstream
 import (
 	"maps"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -59,6 +60,11 @@ func TestFingerprintChanges(t *testing.T) {
 	web := func() Spec {
 		return Spec{Name: "w", URL: "https://h/mcp?x=1", Headers: map[string]string{"X-A": "a"}}
 	}
+	webOAuth := func() Spec { // issue 13: the oauth section is part of what is approved
+		s := web()
+		s.OAuth = &OAuth{ClientID: "c", ClientSecret: "${S}", Scopes: []string{"read"}, ClientMetadataURL: "https://h/c.json", RedirectPort: 8765}
+		return s
+	}
 	for _, tc := range []struct {
 		name string
 		base Spec
@@ -76,10 +82,21 @@ func TestFingerprintChanges(t *testing.T) {
 		{"header added", web(), func(s *Spec) { s.Headers["X-B"] = "b" }},
 		{"query", web(), func(s *Spec) { s.URL = "https://h/mcp?x=2" }},
 		{"transport", web(), func(s *Spec) { s.Transport = TransportSSE }},
+		{"oauth added", web(), func(s *Spec) { s.OAuth = &OAuth{} }},
+		{"oauth client id", webOAuth(), func(s *Spec) { s.OAuth.ClientID = "other" }},
+		{"oauth secret source", webOAuth(), func(s *Spec) { s.OAuth.ClientSecret = "file:/etc/shadow" }},
+		{"oauth scopes", webOAuth(), func(s *Spec) { s.OAuth.Scopes = append(s.OAuth.Scopes, "admin") }},
+		{"oauth metadata document", webOAuth(), func(s *Spec) { s.OAuth.ClientMetadataURL = "https://evil.example/c.json" }},
+		{"oauth redirect port", webOAuth(), func(s *Spec) { s.OAuth.RedirectPort = 9999 }},
 	} {
 		before := tc.base.Fingerprint()
 		s := tc.base
 		s.Env, s.Headers = maps.Clone(tc.base.Env), maps.Clone(tc.base.Headers)
+		if tc.base.OAuth != nil {
+			o := *tc.base.OAuth
+			o.Scopes = slices.Clone(o.Scopes)
+			s.OAuth = &o
+		}
 		tc.edit(&s)
 		if s.Fingerprint() == before {
 			t.Errorf("%s: fingerprint unchanged", tc.name)

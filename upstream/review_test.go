@@ -105,6 +105,12 @@ func TestReviewValueSources(t *testing.T) {
 			[]string{"⚠ 0.0.0.0 is this machine (loopback): requests reach services that trust local callers"}, nil},
 		{"public address", web("https://93.184.216.34/mcp", nil), []string{"connect (http) to: https://93.184.216.34/mcp"}, []string{"⚠"}},
 		{"public name", web("https://mcp.example.com/mcp", nil), []string{"connect (http) to: https://mcp.example.com/mcp"}, []string{"⚠"}},
+		{"oauth discovered", Spec{Name: "w", URL: "https://mcp.example.com/mcp", OAuth: &OAuth{}},
+			[]string{"logging in with OAuth: discovered; the hub registers itself"}, nil},
+		{"oauth configured", Spec{Name: "w", URL: "https://mcp.example.com/mcp", OAuth: &OAuth{ClientID: "cid", ClientSecret: "${CLIENT_SECRET}",
+			Scopes: []string{"read", "write"}, ClientMetadataURL: "https://example.com/c.json", RedirectPort: 8765}},
+			[]string{"logging in with OAuth: client id cid, client secret from the hub's environment variable CLIENT_SECRET, " +
+				"client metadata document https://example.com/c.json, scopes read write, redirect to http://127.0.0.1:8765/callback"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := tc.spec.Review()

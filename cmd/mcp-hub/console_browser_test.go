@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/internal/testbin"
 	"github.com/mcp-hub/mcp-hub/persist"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -169,8 +170,8 @@ func js(s string) string {
 // uiHub is mcp-hub ui running with a data dir and config file.
 type uiHub struct {
 	cmd    *exec.Cmd
-	out    *syncBuffer
-	err    *syncBuffer
+	out    *testbin.Buffer
+	err    *testbin.Buffer
 	link   string
 	base   string
 	exited chan struct{}
@@ -180,7 +181,7 @@ func startUI(t *testing.T, data, cfg string, env ...string) *uiHub {
 	t.Helper()
 	cmd := exec.Command(hubBin, "ui", "--data-dir", data, "--config", cfg)
 	cmd.Env = append(os.Environ(), append([]string{"MCP_HUB_CONFIG="}, env...)...)
-	u := &uiHub{cmd: cmd, out: &syncBuffer{}, err: &syncBuffer{}, exited: make(chan struct{})}
+	u := &uiHub{cmd: cmd, out: &testbin.Buffer{}, err: &testbin.Buffer{}, exited: make(chan struct{})}
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, u.err
 	if err := cmd.Start(); err != nil {

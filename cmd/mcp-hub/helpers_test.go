@@ -1,5 +1,14 @@
 package main
 
+// The tests of package main are the end-to-end tests: TestMain builds the
+// mcp-hub binary and the tests drive it as clients, operators and
+// installers do (real processes on stdio and HTTP, signals, exit codes,
+// the version the linker sets, the processes left behind, the npm package,
+// the README's commands), which only the binary has. Each command's logic
+// is tested in-process in package cli, the configuration in config, and so
+// on; the few tests here that run in-process check the command tree main
+// builds (tree_test.go, readme_test.go).
+
 import (
 	"bufio"
 	"bytes"
@@ -61,7 +70,7 @@ type rawClient struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stderr *syncBuffer
+	stderr *testbin.Buffer
 	exited chan struct{}
 
 	mu     sync.Mutex
@@ -70,23 +79,6 @@ type rawClient struct {
 	notifs [][]byte          // notifications and server requests
 	cond   *sync.Cond
 	nextID int
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // startRaw starts bin with args and a raw client on its stdio.
@@ -102,7 +94,7 @@ func startRaw(t *testing.T, env []string, bin string, args ...string) *rawClient
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &rawClient{t: t, cmd: cmd, stdin: stdin, stderr: &syncBuffer{}, exited: make(chan struct{}), resp: map[string][]byte{}}
+	c := &rawClient{t: t, cmd: cmd, stdin: stdin, stderr: &testbin.Buffer{}, exited: make(chan struct{}), resp: map[string][]byte{}}
 	c.cond = sync.NewCond(&c.mu)
 	cmd.Stderr = c.stderr
 	if err := cmd.Start(); err != nil {
@@ -315,4 +307,29 @@ func textOf(t *testing.T, result []byte) string {
 		b.WriteString(c.Text)
 	}
 	return b.String()
+}
+
+// cli runs an mcp-hub command on dataDir, with an empty config file.
+func cli(t *testing.T, dataDir string, args ...string) (string, int) {
+	t.Helper()
+	return cliConfig(t, dataDir, writeFile(t, "none.yaml", ""), args...)
+}
+
+// cliConfig runs an mcp-hub command on dataDir and a config file.
+func cliConfig(t *testing.T, dataDir, cfg string, args ...string) (string, int) {
+	t.Helper()
+	// The command, then the flags: args may end with "-- COMMAND ARGS...".
+	full := append([]string{args[0], "--data-dir", dataDir, "--config", cfg}, args[1:]...)
+	cmd := exec.Command(hubBin, full...)
+	cmd.Env = append(os.Environ(), "MCP_HUB_CONFIG=")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), code
 }

@@ -1,13 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/internal/testbin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -32,27 +34,7 @@ type oauthFixture struct {
 func startOAuthFixture(t *testing.T, ttl time.Duration, args ...string) oauthFixture {
 	t.Helper()
 	log := filepath.Join(t.TempDir(), "oauth.log")
-	cmd := exec.Command(fixtureBin, append([]string{"-transport", "http", "-oauth", "-oauth-token-ttl", ttl.String(), "-oauth-log", log}, args...)...) // a later -transport wins
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = testLogWriter{t}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-	})
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, ok := strings.CutPrefix(strings.TrimSpace(line), "LISTENING ")
-	if !ok {
-		t.Fatalf("fixture printed %q", line)
-	}
+	u := testbin.Listen(t, testLogWriter{t}, fixtureBin, append([]string{"-transport", "http", "-oauth", "-oauth-token-ttl", ttl.String(), "-oauth-log", log}, args...)...) // a later -transport wins
 	return oauthFixture{url: u, log: log}
 }
 
@@ -103,7 +85,7 @@ type oauthHub struct {
 	t       *testing.T
 	cs      *mcp.ClientSession
 	base    string // the HTTP front, when it serves one
-	stderr  *syncBuffer
+	stderr  *testbin.Buffer
 	out     *outputs
 	mu      sync.Mutex
 	elicits []string
@@ -111,7 +93,7 @@ type oauthHub struct {
 
 func startOAuthHub(t *testing.T, data, cfg string, out *outputs, follow bool, args ...string) *oauthHub {
 	t.Helper()
-	h := &oauthHub{t: t, stderr: &syncBuffer{}, out: out}
+	h := &oauthHub{t: t, stderr: &testbin.Buffer{}, out: out}
 	opts := &mcp.ClientOptions{}
 	if follow {
 		opts.Capabilities = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}}
@@ -280,7 +262,7 @@ mcpServers:
 	// Before any login: NEEDS_LOGIN, with the command to run.
 	h.waitState("secure", "NEEDS_LOGIN", 20*time.Second)
 	text, sc, _ := h.call("hub_get_server", map[string]any{"name": "secure"})
-	if !strings.Contains(text, "mcp-hub login secure") || sc["auth"] == nil {
+	if !strings.Contains(text, "mcp-hub login secure") || !strings.Contains(text, "needs a login to "+strings.TrimSuffix(secure.url, "/mcp")) || sc["auth"] == nil {
 		t.Errorf("hub_get_server before login:\n%s\n%v", text, sc)
 	}
 	if tools := h.tools(); slices.Contains(tools, "secure_tool") || !slices.Contains(tools, "plain_tool") {
@@ -460,14 +442,25 @@ func TestOAuthLoginThroughElicitation(t *testing.T) {
 }
 
 // TestOAuthSSE: a legacy SSE upstream logs in the same way; its stream and
-// its posts carry the token.
+// its posts carry the token. The redirect listener is on the configured
+// oauth.redirectPort.
 func TestOAuthSSE(t *testing.T) {
 	f := startOAuthFixture(t, time.Hour, "-transport", "sse", "-only", "add", "-extra", "sse_tool")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
 	data := filepath.Join(t.TempDir(), "data")
-	cfg := writeFile(t, "hub.yaml", fmt.Sprintf("mcpServers:\n  legacy:\n    url: %s\n", f.url))
+	cfg := writeFile(t, "hub.yaml", fmt.Sprintf("mcpServers:\n  legacy:\n    url: %s\n    oauth:\n      redirectPort: %d\n", f.url, port))
 	out := &outputs{}
-	if s, code := hubCLI(t, out, data, cfg, "login", "legacy"); code != 0 {
+	s, code := hubCLI(t, out, data, cfg, "login", "legacy")
+	if code != 0 {
 		t.Fatalf("login: exit %d\n%s", code, s)
+	}
+	if want := url.QueryEscape(fmt.Sprintf("http://127.0.0.1:%d/callback", port)); !strings.Contains(s, "redirect_uri="+want) {
+		t.Errorf("the authorization URL does not redirect to the configured port %d:\n%s", port, s)
 	}
 	h := startOAuthHub(t, data, cfg, out, false)
 	h.waitState("legacy", "CONNECTED", 20*time.Second)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-hub/mcp-hub/internal/pin"
+	"github.com/mcp-hub/mcp-hub/hub/pin"
 	"github.com/mcp-hub/mcp-hub/persist"
 )
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,12 +9,13 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/testbin"
 )
 
 // Planted secrets: each is distinctive, so that finding it anywhere is a
@@ -50,28 +50,7 @@ var planted = []string{plantQuery, plantAPIKey, plantToken, plantEnv, plantHeade
 // returns its endpoint URL.
 func startHTTPFixtureProc(t *testing.T) string {
 	t.Helper()
-	cmd := exec.Command(fixtureBin, "-transport", "http", "-only", "echo")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = testLogWriter{t}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-	})
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, ok := strings.CutPrefix(strings.TrimSpace(line), "LISTENING ")
-	if !ok {
-		t.Fatalf("fixture printed %q", line)
-	}
-	return u
+	return testbin.Listen(t, testLogWriter{t}, fixtureBin, "-transport", "http", "-only", "echo")
 }
 
 // TestNoSecretInAnyOutput plants secrets in every place a spec can hold one

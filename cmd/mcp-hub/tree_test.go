@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"maps"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -42,5 +43,26 @@ func TestCommandTree(t *testing.T) {
 	}
 	if code != exitOK {
 		t.Errorf("mcp-hub --help: exit %d", code)
+	}
+}
+
+func TestCommandHelp(t *testing.T) {
+	for _, c := range []string{"", "serve", "list", "status", "add", "remove", "approve", "reject"} {
+		args := []string{"--help"}
+		if c != "" {
+			args = []string{c, "--help"}
+		}
+		cmd := exec.Command(hubBin, args...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			t.Errorf("mcp-hub %s --help: %v\n%s", c, err, out.String())
+		}
+		if !strings.Contains(out.String(), "Usage: mcp-hub") || !strings.Contains(out.String(), "--data-dir") {
+			t.Errorf("mcp-hub %s --help:\n%s", c, out.String())
+		}
+	}
+	if out, code := cli(t, t.TempDir(), "frobnicate"); code != exitConfig || !strings.Contains(out, "unknown command") {
+		t.Errorf("unknown command: %d %s", code, out)
 	}
 }

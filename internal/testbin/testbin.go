@@ -4,13 +4,16 @@
 package testbin
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/internal/proc"
@@ -21,6 +24,7 @@ type TB interface {
 	Helper()
 	TempDir() string
 	Fatal(args ...any)
+	Cleanup(func())
 }
 
 // WriteFile writes content to a file name in a new temporary directory of
@@ -32,6 +36,36 @@ func WriteFile(t TB, name, content string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// Listen starts bin (the fixture with -transport sse or http), which
+// prints "LISTENING <url>" as its first line on stdout, and returns that
+// URL. Its stderr goes to stderr (nil: discarded). The process is
+// interrupted and reaped when the test ends.
+func Listen(t TB, stderr io.Writer, bin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, ok := strings.CutPrefix(strings.TrimSpace(line), "LISTENING ")
+	if !ok {
+		t.Fatal(fmt.Sprintf("%s printed %q, not LISTENING <url>", filepath.Base(bin), line))
+	}
+	return u
 }
 
 // Root returns the module's root directory (where go.mod is).
@@ -208,4 +242,24 @@ func HubPrefix(pid int) (string, error) {
 		return "", err
 	}
 	return proc.HubPrefix(pid, start), nil
+}
+
+// Buffer is a bytes.Buffer safe for concurrent writers: where a test
+// collects what a process or a logger writes while it runs.
+type Buffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns what was written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
