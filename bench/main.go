@@ -324,7 +324,11 @@ func stdioTargets(dir, hubBin, fixture string) (direct, hub target) {
 		return exec.Command(fixture, "-only", "echo,big"), nil
 	}}
 	hub = target{name: "hub", start: func() (*exec.Cmd, error) {
-		return exec.Command(hubBin, "--config", cfg, "--data-dir", filepath.Join(dir, "data")), nil
+		args := []string{"--config", cfg, "--data-dir", filepath.Join(dir, "data")}
+		if *hubProf != "" {
+			args = append(args, "--cpuprofile", *hubProf)
+		}
+		return exec.Command(hubBin, args...), nil
 	}}
 	return direct, hub
 }
