@@ -115,7 +115,11 @@ func remoteSuite(dir, hubBin, fixture string) {
 						cfg := filepath.Join(dir, "bench-remote-stdio.yaml")
 						check(writeURLHubConfig(cfg, "logLevel: warn\nlimits:\n  maxInFlight: 64\n", up.url))
 						t.start = func() (*exec.Cmd, error) {
-							return exec.Command(hubBin, "--config", cfg, "--data-dir", filepath.Join(dir, "data-remote-stdio")), nil
+							args := []string{"--config", cfg, "--data-dir", filepath.Join(dir, "data-remote-stdio")}
+							if *hubProf != "" {
+								args = append(args, "--cpuprofile", *hubProf)
+							}
+							return exec.Command(hubBin, args...), nil
 						}
 					}
 					s, err := connect(t)
