@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcp-hub/mcp-hub/internal/redact"
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // mcp-hub add NAME [flags] -- COMMAND [ARGS...] takes the upstream's
@@ -84,7 +85,15 @@ func (e *Env) forgotDash(form []string) string {
 	for i, a := range shown {
 		shown[i] = shellQuote(a)
 	}
-	return fmt.Sprintf("Did you forget \"--\" before the command? Run:\n  %s %s\n", e.cmdName(), strings.Join(shown, " "))
+	out := fmt.Sprintf("Did you forget \"--\" before the command? Run:\n  %s %s\n", e.cmdName(), strings.Join(shown, " "))
+	// The right form of a package runner given no package would be refused
+	// next: say so now, not on the second try.
+	if cmd := form[slices.Index(form, "--")+1:]; len(cmd) > 0 {
+		if spec := (upstream.Spec{Command: cmd[0], Args: cmd[1:]}); upstream.NoPackage(spec) {
+			out += "and " + upstream.CommandHint(spec) + "\n"
+		}
+	}
+	return out
 }
 
 // shellQuote quotes a for a POSIX shell when it needs quoting.

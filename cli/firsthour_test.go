@@ -57,7 +57,7 @@ func TestAddForgotDash(t *testing.T) {
 			`mcp-hub add: unknown shorthand flag: 'y' in -y`,
 			`Did you forget "--" before the command? Run:`,
 			`  mcp-hub add --config ` + s.config + ` mem4 -- npx -y @modelcontextprotocol/server-memory`,
-		}, ""},
+		}, "no package"}, // the package is there: no more to say
 		{[]string{"mem4", "npx", "--foo"}, []string{
 			`mcp-hub add: unknown flag: --foo`,
 			`Did you forget "--" before the command? Run:`,
@@ -67,6 +67,7 @@ func TestAddForgotDash(t *testing.T) {
 			`mcp-hub add: unexpected argument "npx"`,
 			`Did you forget "--" before the command? Run:`,
 			`  mcp-hub add --config ` + s.config + ` mem3 -- npx`,
+			`and npx was given no package to run, so it starts a shell that reads the hub's JSON-RPC messages as commands and never answers: put the package after it, e.g. npx -y @modelcontextprotocol/server-memory`,
 		}, ""},
 		{[]string{"mem5", "--env", "TOKEN=sk-typed-secret-value", "npx", "-y", "pkg", "--api-key", "sk-arg-secret"}, []string{
 			`mcp-hub add: unknown shorthand flag: 'y' in -y`,

@@ -200,7 +200,10 @@ func Serve(ctx context.Context, e *Env) int {
 	}
 	endRun()
 	if con != nil {
-		con.Close() // ends its event streams, so the HTTP server can stop
+		// Its event streams end at once, so the HTTP server can stop; it
+		// waits for an upstream login it started, which ends when the hub
+		// closes: both close together.
+		wg.Go(con.Close)
 	}
 	ok := closeWithin(h, shutdownLimit, logger)
 	wg.Wait()
@@ -242,9 +245,8 @@ func closeWithin(h *hub.Hub, limit time.Duration, logger *slog.Logger) bool {
 		return true
 	case <-time.After(max(limit-killMargin, 0)):
 	}
-	if n := upstream.KillAll(); n > 0 {
-		logger.Warn("shutdown running out of time: killed what was left of the upstreams", "processes", n)
-	}
+	n := upstream.KillAll()
+	logger.Warn("shutdown running out of time: killed what was left of the upstreams", "processes", n)
 	select {
 	case <-done:
 		return true

@@ -27,7 +27,8 @@ var (
 )
 
 // Prepare turns the value of one of the file's entries into the hub's
-// shape: it drops the keys only clients use, reads VS Code's envFile into
+// shape: it drops the keys only clients use, reads Windsurf's serverUrl as
+// url, reads VS Code's envFile into
 // env and rewrites VS Code's variables the hub understands. notes say what
 // it did and what the hub cannot resolve. The result goes to
 // config.DecodeServer.
@@ -43,6 +44,15 @@ func (f *File) Prepare(v any) (raw any, notes []string, err error) {
 			continue
 		}
 		out[k] = val
+	}
+	// Windsurf names a remote server's endpoint serverUrl.
+	if su, ok := out["serverUrl"]; ok {
+		if _, both := out["url"]; both {
+			return nil, notes, errors.New("serverUrl and url: name the endpoint once")
+		}
+		delete(out, "serverUrl")
+		out["url"] = su
+		notes = append(notes, "read serverUrl (Windsurf's) as url")
 	}
 	if f.VSCode {
 		home, _ := os.UserHomeDir()

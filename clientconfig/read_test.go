@@ -177,3 +177,33 @@ func TestReadEnvFile(t *testing.T) {
 		t.Errorf("a bad line: %v", err)
 	}
 }
+
+// TestPrepareServerURL: Windsurf's serverUrl is the hub's url, with a note;
+// an entry naming both is refused.
+func TestPrepareServerURL(t *testing.T) {
+	f := &File{Path: "mcp_config.json", Shape: ShapeMCPServers}
+	for _, tc := range []struct {
+		in   map[string]any
+		want map[string]any
+		err  string
+	}{
+		{in: map[string]any{"serverUrl": "https://a.example/mcp", "headers": map[string]any{"X": "1"}},
+			want: map[string]any{"url": "https://a.example/mcp", "headers": map[string]any{"X": "1"}}},
+		{in: map[string]any{"url": "https://a.example/mcp"}, want: map[string]any{"url": "https://a.example/mcp"}},
+		{in: map[string]any{"serverUrl": "https://a.example/mcp", "url": "https://b.example/mcp"}, err: "serverUrl and url: name the endpoint once"},
+	} {
+		raw, notes, err := f.Prepare(tc.in)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("Prepare(%v) = %v, %v; want error %q", tc.in, raw, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !cmp.Equal(raw, tc.want) {
+			t.Errorf("Prepare(%v) = %v, %v; want %v", tc.in, raw, err, tc.want)
+		}
+		if _, had := tc.in["serverUrl"]; had != slices.Contains(notes, "read serverUrl (Windsurf's) as url") {
+			t.Errorf("Prepare(%v): notes %q", tc.in, notes)
+		}
+	}
+}

@@ -84,7 +84,10 @@ func (c *Console) serveAction(w http.ResponseWriter, r *http.Request, s *session
 	}
 	res.OK = err == nil
 	if res.Redirect != "" && !wantsJSON(r) {
-		http.Redirect(w, r, res.Redirect, http.StatusSeeOther)
+		// A form's post is not redirected to another origin: the
+		// console's CSP (form-action 'self') makes a browser refuse that.
+		// A browser without JavaScript follows a link instead.
+		c.message(w, http.StatusOK, redact.Text(res.Message), res.Redirect, "Continue to the authorization page")
 		return
 	}
 	c.answer(w, r, s, back, res, err)

@@ -224,14 +224,17 @@ func (c *Console) checkChange(w http.ResponseWriter, r *http.Request, s *session
 }
 
 // secureHeaders are on every answer of the console: only its own scripts
-// and styles, never in a frame, no referrer (a login link must not leak),
-// nothing cached.
+// and styles, never in a frame, no referrer to another origin (a login
+// link must not leak), nothing cached. The referrer policy is
+// same-origin, not no-referrer: under no-referrer a browser sends
+// "Origin: null" with a form's post, and the same-origin check refuses
+// every button of a page read without JavaScript.
 func secureHeaders(h http.Header) {
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "+
 		"form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")
@@ -244,7 +247,14 @@ func (c *Console) refuse(w http.ResponseWriter, r *http.Request, status int, msg
 		writeJSON(w, status, actionResult{Message: msg})
 		return
 	}
+	c.message(w, status, msg, "", "")
+}
+
+// message answers with the small page of a message, and a link to follow
+// when link is not empty.
+func (c *Console) message(w http.ResponseWriter, status int, msg, link, linkText string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	_ = c.pages["refused"].ExecuteTemplate(w, "refused", map[string]any{"Status": status, "Text": http.StatusText(status), "Message": msg})
+	_ = c.pages["refused"].ExecuteTemplate(w, "refused", map[string]any{"Status": status, "Text": http.StatusText(status), "Message": msg,
+		"Link": link, "LinkText": linkText})
 }

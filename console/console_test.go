@@ -367,7 +367,7 @@ func TestPagesAndHeaders(t *testing.T) {
 		if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
 			t.Errorf("%s: CSP %q", path, csp)
 		}
-		if res.Header.Get("X-Frame-Options") != "DENY" || res.Header.Get("Referrer-Policy") != "no-referrer" {
+		if res.Header.Get("X-Frame-Options") != "DENY" || res.Header.Get("Referrer-Policy") != "same-origin" {
 			t.Errorf("%s: headers %v", path, res.Header)
 		}
 	}
@@ -380,44 +380,45 @@ func TestPagesAndHeaders(t *testing.T) {
 }
 
 // TestEventsTellOfChanges: an open page's event stream says "refresh"
-// when an upstream changes, and not otherwise.
+// when an upstream changes, and not otherwise; a stream that starts from
+// the state its page showed refreshes at once when that changed before it
+// started.
 func TestEventsTellOfChanges(t *testing.T) {
 	e := startEnv(t, nil, hub.ConfigServer{Spec: fixtureSpec("a", "-only", "echo")})
 	waitFor(t, 20*time.Second, "a connected", func() bool { return e.state("a") == "CONNECTED" })
 	b := e.login()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", e.base+"/ui/events", nil)
-	res, err := b.c.Do(req)
-	if err != nil || res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "text/event-stream" {
-		t.Fatalf("events: %v %v", err, res)
+	shown := regexp.MustCompile(`<body data-page="servers" data-digest="([0-9a-f]{32})">`).FindStringSubmatch(b.page("/ui/"))
+	if shown == nil {
+		t.Fatal("the servers page names no state digest")
 	}
-	events := make(chan string, 16)
-	go func() {
-		sc := bufio.NewScanner(res.Body)
-		for sc.Scan() {
-			if l := sc.Text(); strings.HasPrefix(l, "event: ") {
-				events <- l
-			}
+	quiet := func(events <-chan string) {
+		t.Helper()
+		select {
+		case ev := <-events:
+			t.Fatalf("an event with nothing changed: %s", ev)
+		case <-time.After(500 * time.Millisecond):
 		}
-		close(events)
-	}()
-	select {
-	case ev := <-events:
-		t.Fatalf("an event with nothing changed: %s", ev)
-	case <-time.After(500 * time.Millisecond):
 	}
+	refreshed := func(events <-chan string, after string) {
+		t.Helper()
+		select {
+		case ev := <-events:
+			if ev != "event: refresh" {
+				t.Errorf("event = %q", ev)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no refresh event %s", after)
+		}
+	}
+	events := openEvents(t, b, "")
+	quiet(events)
+	quiet(openEvents(t, b, shown[1])) // from the state shown: nothing missed
 	if code, out := b.post("/ui/servers/a/disconnect", nil); code != http.StatusOK {
 		t.Fatalf("disconnect: %d %+v", code, out)
 	}
-	select {
-	case ev := <-events:
-		if ev != "event: refresh" {
-			t.Errorf("event = %q", ev)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no refresh event after a disconnect")
-	}
+	refreshed(events, "after a disconnect")
+	// A page rendered before the disconnect, whose stream starts after it.
+	refreshed(openEvents(t, b, shown[1]), "for a page that missed the disconnect")
 	// Close ends the stream.
 	e.con.Close()
 	select {
@@ -428,4 +429,33 @@ func TestEventsTellOfChanges(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the stream outlived the console")
 	}
+}
+
+// openEvents opens the console's event stream (from the state digest
+// since, when not empty) and returns its event lines.
+func openEvents(t *testing.T, b *browser, since string) <-chan string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	u := b.e.base + "/ui/events"
+	if since != "" {
+		u += "?since=" + since
+	}
+	req, _ := http.NewRequestWithContext(ctx, "GET", u, nil)
+	res, err := b.c.Do(req)
+	if err != nil || res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("events: %v %v", err, res)
+	}
+	events := make(chan string, 16)
+	go func() {
+		defer res.Body.Close()
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			if l := sc.Text(); strings.HasPrefix(l, "event: ") {
+				events <- l
+			}
+		}
+		close(events)
+	}()
+	return events
 }

@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -50,11 +51,20 @@ func (c *Console) serveEvents(w http.ResponseWriter, r *http.Request) {
 
 	ctx := r.Context()
 	last := c.stateDigest(ctx)
+	// The page names the state it shows: when that is not the state now,
+	// it missed a change, and refreshes at once.
+	var sent uint64
+	if since := r.URL.Query().Get("since"); since != "" && since != digestHex(last) {
+		sent++
+		if _, err := fmt.Fprintf(w, "event: refresh\ndata: %d\n\n", sent); err != nil {
+			return
+		}
+		flusher.Flush()
+	}
 	poll := time.NewTicker(c.opts.Poll)
 	defer poll.Stop()
 	idle := time.NewTicker(keepAlive)
 	defer idle.Stop()
-	var sent uint64
 	lastSend := time.Time{}
 	for {
 		changed := c.h.Changed()
@@ -128,6 +138,10 @@ func (c *Console) stateDigest(ctx context.Context) [32]byte {
 	b, _ := json.Marshal(s)
 	return sha256.Sum256(b)
 }
+
+// digestHex renders a state digest for a page (and back in its stream's
+// since parameter).
+func digestHex(d [32]byte) string { return hex.EncodeToString(d[:16]) }
 
 // Per-server rates: the call totals of the hub's metrics, sampled every
 // rateEvery; a rate is the growth over the last rateWindow.

@@ -59,14 +59,25 @@ func parsePages() (map[string]*template.Template, error) {
 type page struct {
 	Name, Title string
 	CSRF        string
-	Flash       *flash
-	Waiting     int // approvals waiting, in the navigation
-	Data        any
+	// Digest is the state the page shows (stateDigest, hex): its event
+	// stream starts from it, so a change between the rendering and the
+	// stream's start is not missed.
+	Digest  string
+	Flash   *flash
+	Waiting int // approvals waiting, in the navigation
+	Data    any
 }
 
 // servePage renders the page the path names.
 func (c *Console) servePage(w http.ResponseWriter, r *http.Request, s *session) {
 	ctx := r.Context()
+	if r.URL.Path == "/ui/events" {
+		c.serveEvents(w, r)
+		return
+	}
+	// The state the page shows, taken before its data is read: a change
+	// after this makes the page's event stream send a refresh at once.
+	digestBefore := c.stateDigest(ctx)
 	var (
 		name, title string
 		data        any
@@ -94,9 +105,6 @@ func (c *Console) servePage(w http.ResponseWriter, r *http.Request, s *session) 
 	case path == "/ui/settings":
 		name, title = "settings", "Settings"
 		data = c.settingsData()
-	case path == "/ui/events":
-		c.serveEvents(w, r)
-		return
 	default:
 		c.refuse(w, r, http.StatusNotFound, "no such page")
 		return
@@ -105,7 +113,7 @@ func (c *Console) servePage(w http.ResponseWriter, r *http.Request, s *session) 
 		c.refuse(w, r, statusOf(err), redact.Text(err.Error()))
 		return
 	}
-	p := page{Name: name, Title: title, CSRF: s.csrf, Flash: s.takeFlash(), Data: data}
+	p := page{Name: name, Title: title, CSRF: s.csrf, Flash: s.takeFlash(), Data: data, Digest: digestHex(digestBefore)}
 	if p.Waiting, err = c.waiting(ctx); err != nil {
 		c.logger.Warn("count approvals", "err", err)
 	}
@@ -335,6 +343,7 @@ type catalogPage struct {
 	Tools                        []toolRow
 	Shown                        int
 	Shadowed                     []catalog.Shadow
+	ShadowedAll                  int // before the search
 	Prompts, Resources, Template int
 }
 
@@ -366,7 +375,9 @@ func (c *Console) catalogData(q string) catalogPage {
 		p.Tools = append(p.Tools, row)
 	}
 	p.Shown = len(p.Tools)
-	for _, s := range cat.Shadowed() {
+	shadowed := cat.Shadowed()
+	p.ShadowedAll = len(shadowed)
+	for _, s := range shadowed {
 		if needle == "" || strings.Contains(strings.ToLower(s.Name+" "+s.Server+" "+s.Winner), needle) {
 			p.Shadowed = append(p.Shadowed, s)
 		}

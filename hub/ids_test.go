@@ -310,6 +310,8 @@ func TestIDsByteForByte(t *testing.T) {
 					}
 				}
 			}
+			t.Logf("%d ids × initialize and %d requests each, answered under the id bytes as written (%s, and a 4 KiB string)",
+				len(ids), len(calls), strings.Join(ids[:len(ids)-1], " "))
 		})
 	}
 }

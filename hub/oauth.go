@@ -120,8 +120,19 @@ func (h *Hub) chatLogin(ctx context.Context, name string, interact func(ctx cont
 		return upstream.AuthStatus{}, errors.New("cannot log in here")
 	}
 	v, err, _ := logins.Do(fmt.Sprintf("%p/%s", h, name), func() (any, error) {
+		// The login outlives the request that started it (the person is
+		// in their browser), not the hub.
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loginWait+time.Minute)
 		defer cancel()
+		returned := make(chan struct{})
+		defer close(returned)
+		go func() {
+			select {
+			case <-h.stop:
+				cancel()
+			case <-returned:
+			}
+		}()
 		st, err := h.opts.Login(lctx, u.Spec(), interact)
 		if err != nil {
 			return st, err

@@ -87,6 +87,8 @@ func TestSessionScopeSampling(t *testing.T) {
 		}
 	}
 	wg.Wait()
+	t.Logf("%d sessions × %d test_sampling and %d test_elicitation calls at once: %d correct, %d refused, %d misrouted, %d other",
+		sessions, perSession, perSession, correct.Load(), refused.Load(), misrouted.Load(), other.Load())
 	if correct.Load() != 2*sessions*perSession || refused.Load()+misrouted.Load()+other.Load() != 0 {
 		t.Errorf("calls: %d correct, %d refused, %d misrouted, %d other; want all %d correct",
 			correct.Load(), refused.Load(), misrouted.Load(), other.Load(), 2*sessions*perSession)
@@ -238,9 +240,12 @@ func TestSessionScopeLifecycle(t *testing.T) {
 			break
 		}
 	}
-	if g, f := runtime.NumGoroutine(), openFDs(t); g > goroutines+2 || f > fds {
+	g, f := runtime.NumGoroutine(), openFDs(t)
+	if g > goroutines+2 || f > fds {
 		t.Errorf("after 50 sessions: %d goroutines (baseline %d), %d fds (baseline %d)", g, goroutines, f, fds)
 	}
+	t.Logf("%d sessions opened and closed: %d instances started, none left; %d goroutines (baseline %d), %d fds (baseline %d)",
+		rounds*perRound, len(pids), g, goroutines, f, fds)
 
 	// The cap: 16 instances run; a 17th session is refused at once.
 	var held []*mcp.ClientSession
@@ -539,5 +544,91 @@ func TestSessionScopeEager(t *testing.T) {
 				t.Errorf("%d instances after the first call, want 1", n)
 			}
 		})
+	}
+}
+
+// TestScopeAdminTools: hub_add_server and hub_update_server take scope as
+// the REST API does. A session-scoped server a client registered (the
+// person approving it through elicitation sees the scope) gives each
+// session its own counter; a change of scope asks the person again, with
+// the new scope in the text, shared included; declined, nothing changes;
+// approved, the sessions share one instance.
+func TestScopeAdminTools(t *testing.T) {
+	h, srv := startHTTPHub(t, nil)
+	var (
+		mu     sync.Mutex
+		asked  []string
+		answer = "accept"
+	)
+	admin := sdkSession(t, srv.URL, false, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			asked = append(asked, r.Params.Message)
+			return &mcp.ElicitResult{Action: answer}, nil
+		},
+	})
+	answerWith := func(a string) {
+		mu.Lock()
+		defer mu.Unlock()
+		answer = a
+	}
+	lastAsked := func() (string, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(asked) == 0 {
+			return "", 0
+		}
+		return asked[len(asked)-1], len(asked)
+	}
+	if text, isErr := toolCall(t, admin, "hub_add_server", map[string]any{
+		"name": "fx", "command": fixture, "args": []string{"-only", "counter"}, "scope": "session"}); isErr {
+		t.Fatalf("hub_add_server: %s", text)
+	}
+	if msg, n := lastAsked(); n != 1 || !strings.Contains(msg, "instances: one per client session (scope session)") {
+		t.Errorf("the approval asked (%d times): %s", n, msg)
+	}
+	waitTools(t, h, "counter")
+	a, b := sdkSession(t, srv.URL, false, nil), sdkSession(t, srv.URL, true, nil)
+	for i := 1; i <= 2; i++ {
+		for _, cs := range []*mcp.ClientSession{a, b} {
+			if got := callText(t, cs, "counter", nil); got != strconv.Itoa(i) {
+				t.Errorf("call %d at scope session: counter = %s", i, got)
+			}
+		}
+	}
+	u, _ := h.Manager().Get("fx")
+	if n := len(u.Instances()); n != 2 {
+		t.Errorf("%d instances, want one per session that called", n)
+	}
+
+	answerWith("decline")
+	if text, _ := toolCall(t, admin, "hub_update_server", map[string]any{"name": "fx", "scope": "shared"}); !strings.Contains(text, "declined") {
+		t.Errorf("hub_update_server declined: %s", text)
+	}
+	if msg, n := lastAsked(); n != 2 || !strings.Contains(msg, "instances: one shared by every client session (scope shared)") {
+		t.Errorf("the change's approval asked (%d times): %s", n, msg)
+	}
+	if got := callText(t, a, "counter", nil); got != "3" || u.Scope() != upstream.ScopeSession {
+		t.Errorf("after a declined change: counter %s, scope %q; want A's instance, scope session", got, u.Scope())
+	}
+
+	answerWith("accept")
+	if text, isErr := toolCall(t, admin, "hub_update_server", map[string]any{"name": "fx", "scope": "shared"}); isErr {
+		t.Fatalf("hub_update_server: %s", text)
+	}
+	if _, n := lastAsked(); n != 3 {
+		t.Errorf("the approval asked %d times, want 3", n)
+	}
+	eventually(t, 20*time.Second, "fx shared", func() bool {
+		u, ok := h.Manager().Get("fx")
+		return ok && u.Scope() == upstream.ScopeShared && len(u.Instances()) == 0 && u.Status().State == upstream.StateConnected
+	})
+	first, _ := strconv.Atoi(callText(t, a, "counter", nil))
+	if got := callText(t, b, "counter", nil); got != strconv.Itoa(first+1) {
+		t.Errorf("at scope shared: A counted %d, then B %s; want one counter", first, got)
+	}
+	if text, _ := toolCall(t, admin, "hub_get_server", map[string]any{"name": "fx"}); strings.Contains(text, "instance per client session") {
+		t.Errorf("hub_get_server of a shared server: %s", text)
 	}
 }

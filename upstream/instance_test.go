@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -182,6 +183,50 @@ func TestInstanceListings(t *testing.T) {
 	}
 	if n := len(a.Inventory().Tools); n != 2 {
 		t.Errorf("the shared listing has %d tools, want its 2", n)
+	}
+}
+
+// TestInstancesShareSpawnCap: per-session instances take the manager's
+// spawn slots like any upstream. With one slot, instances asked for at
+// once start one after another: no fixture starts before the one before
+// it is ready (the events file is in the order the processes wrote it).
+func TestInstancesShareSpawnCap(t *testing.T) {
+	events := filepath.Join(t.TempDir(), "events")
+	opts := fastOptions(t)
+	opts.MaxConcurrentSpawns = 1
+	m := newManager(t, opts)
+	a, err := m.Add(sessionSpec("a", events, "-only", "pid", "-slow-start", "200ms"), AddOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, a, 10*time.Second, StateDisconnected)
+	const n = 3
+	var insts []*Upstream
+	for i := range n {
+		u, err := m.StartInstance("a", i, fmt.Sprint("s", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		insts = append(insts, u)
+	}
+	for _, u := range insts {
+		waitState(t, u, 20*time.Second, StateConnected)
+	}
+	starting, most := map[int]bool{}, 0
+	for _, e := range readEvents(t, events) {
+		switch e.kind {
+		case "start":
+			starting[e.pid] = true
+		case "ready":
+			delete(starting, e.pid)
+		}
+		most = max(most, len(starting))
+	}
+	if n := len(startedPIDs(t, events)); n != 1+len(insts) {
+		t.Fatalf("%d processes started, want the listing's and one per instance", n)
+	}
+	if most != 1 {
+		t.Errorf("%d fixtures were starting at once, want 1 (limits.maxConcurrentSpawns)", most)
 	}
 }
 

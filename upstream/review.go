@@ -66,10 +66,8 @@ func (s *Spec) Review() string {
 		b.WriteString("\nchanged or new tools, prompts and resource templates: ")
 		b.WriteString(trustText[s.Trust])
 	}
-	if t := s.Scope.Describe(); t != "" {
-		b.WriteString("\ninstances: ")
-		b.WriteString(t)
-	}
+	b.WriteString("\ninstances: ")
+	b.WriteString(s.Scope.Describe())
 	ws := s.LaunchWarnings()
 	if s.Trust == TrustOff {
 		ws = append(ws, "its tools are not pinned (trust off): a change to what they say or do reaches the model unseen")

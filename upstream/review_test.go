@@ -140,6 +140,7 @@ with environment variables:
   GITHUB_TOKEN = the hub's environment variable GITHUB_TOKEN
   LOG = <literal value, masked>
   NODE_OPTIONS = "--max-old-space-size=256" (literal, shown in full)
+instances: one shared by every client session (scope shared)
 
 ⚠ environment variable NODE_OPTIONS changes what code the program loads`
 	if got := stdio.Review(); got != want {
@@ -151,6 +152,7 @@ with query parameters (values masked): token
 with headers:
   X-Api-Key: contents of /run/secrets/key
 requests it may make of the client: sampling allowed
+instances: one shared by every client session (scope shared)
 
 ⚠ 10.0.0.7 is a private network address: requests reach your local network
 ⚠ it uses plain http: headers and everything sent travel unencrypted

@@ -81,7 +81,10 @@ func (s Scope) String() string {
 }
 
 // Describe says, for a person approving a spec, how many instances the
-// scope runs; "" for shared (one, as ever).
+// scope runs. Shared is described too: the scope is part of what an
+// approval covers, and a change that makes a per-session server shared
+// (its sessions then see each other's state) must read differently from
+// the approval before.
 func (s Scope) Describe() string {
 	switch s {
 	case ScopeSession:
@@ -89,7 +92,7 @@ func (s Scope) Describe() string {
 	case ScopeAuto:
 		return "one shared by every client session, or one per client session for sessions that start after it asks a client something while several sessions wait on it (scope auto)"
 	}
-	return ""
+	return "one shared by every client session (scope shared)"
 }
 
 // DefaultScope is the scope of a registration made at run time (a client's

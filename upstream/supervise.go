@@ -240,17 +240,19 @@ func KillAll() int {
 	for range 5 {
 		found := 0
 		for _, f := range snapshot() {
+			// The scan comes first, as in signal: a root killed through
+			// its group may be reaped before a later scan sees it, and go
+			// uncounted.
+			pids, _ := f.members()
 			f.mu.Lock()
 			rootGone := f.rootGone
 			f.mu.Unlock()
 			if !rootGone {
 				_ = signalGroup(f.root, sigKill)
 			}
-			if pids, ok := f.members(); ok {
-				for _, p := range pids {
-					if signalPID(p, sigKill) == nil {
-						found++
-					}
+			for _, p := range pids {
+				if signalPID(p, sigKill) == nil {
+					found++
 				}
 			}
 		}

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -116,16 +118,28 @@ func (c *chrome) eval(expr string) string {
 	return v
 }
 
-// wait waits until the JavaScript predicate holds in the page.
+// wait waits until the JavaScript predicate holds in the page. It asks
+// from here, not with a poller in the page: that needs the page's timers,
+// which do not run with JavaScript off, and a navigation (a form's post,
+// a redirect) ends it. Errors (the page being replaced, an element not
+// there yet) count as "not yet"; the last is reported if it never holds.
 func (c *chrome) wait(what, predicate string) {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(c.ctx, 45*time.Second)
-	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](predicate, chromedp.WithPollingInterval(50*time.Millisecond),
-		chromedp.WithPollingTimeout(40*time.Second))); err != nil {
-		body, _ := chromedp.Run(c.ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
-		c.t.Fatalf("waiting for %s (%s): %v\npage:\n%s", what, predicate, err, body)
+	deadline := time.Now().Add(45 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(c.ctx, 15*time.Second)
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("Boolean("+predicate+")"))
+		cancel()
+		if err == nil && ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			body, _ := chromedp.Run(c.ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+			c.t.Fatalf("waiting for %s (%s): not within 45s (last error: %v)\npage:\n%s", what, predicate, err, body)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
+	c.t.Logf("ok: %s", what)
 	c.record()
 }
 
@@ -133,7 +147,8 @@ func (c *chrome) wait(what, predicate string) {
 func (c *chrome) open(path string) {
 	c.t.Helper()
 	c.do(chromedp.Navigate(c.base + path))
-	c.wait("the page "+path, `document.readyState === "complete"`)
+	shown, _, _ := strings.Cut(path, "?code=") // a login code stays out of the log
+	c.wait("the page "+shown, `document.readyState === "complete"`)
 }
 
 // record keeps the page's DOM, for the search for secret values.
@@ -333,7 +348,9 @@ mcpServers:
 	c.do(chromedp.Click(chromedp.CSS(`#schema-greet_newbie summary`)))
 	c.wait("the schema shown", `document.getElementById("schema-greet_newbie").open`)
 	c.do(chromedp.SendKeys(chromedp.ID("q"), "greet"))
-	c.wait("the search filters", `document.getElementById("tools-shown").innerText === "1"`)
+	c.wait("the search filters the tools and the shadowed names", `document.getElementById("tools-shown").innerText === "1" &&
+		document.querySelector('tr[data-shadowed="pid"]').hidden && !document.querySelector('tr[data-tool="greet_newbie"]').hidden &&
+		document.getElementById("shadowed-table").hidden && !document.getElementById("shadowed-none").hidden`)
 	c.shot("catalog")
 
 	// Reject the other.
@@ -412,12 +429,61 @@ mcpServers:
 	c.open("/ui/")
 	c.shot("servers-later")
 
-	// A narrow window: the page does not overflow sideways.
+	// A narrow window: no page overflows sideways.
 	c.do(chromedp.EmulateViewport(400, 800))
-	c.open("/ui/")
-	c.wait("no sideways overflow at 400px", `document.documentElement.scrollWidth <= window.innerWidth + 1`)
-	c.shot("servers-narrow")
+	for _, p := range consolePages {
+		c.open(p)
+		c.wait("no sideways overflow at 400px on "+p, `document.documentElement.scrollWidth <= window.innerWidth + 1`)
+		if p == "/ui/" {
+			c.shot("servers-narrow")
+		}
+	}
+	// There the tools are cards, and the search still hides those that
+	// do not match.
+	c.open("/ui/catalog")
+	c.do(chromedp.SendKeys(chromedp.ID("q"), "greet"))
+	c.wait("the search hides cards at 400px", `document.querySelector('tr[data-tool="echo"]')?.offsetHeight === 0 && document.querySelector('tr[data-tool="greet_newbie"]')?.offsetHeight > 0`)
+	c.shot("catalog-narrow")
 	c.do(chromedp.EmulateViewport(1280, 800))
+
+	// Without JavaScript the pages read the same (rendered by the hub),
+	// and a button posts its form and comes back with the message. (With
+	// it, the module marks the page, before the page is loaded; without,
+	// nothing does.)
+	c.wait("the console's module ran", `document.body.dataset.js === "on"`)
+	c.do(chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
+		return err
+	}))
+	for p, shows := range map[string]string{
+		"/ui/":                `document.querySelector('tr[data-server="crashy"] .last-error')?.textContent.includes("hint:")`,
+		"/ui/servers/crashy":  `document.getElementById("stderr")?.textContent.includes("exists")`,
+		"/ui/catalog":         `!!document.querySelector('tr[data-tool="greet_newbie"]') && !!document.querySelector('tr[data-shadowed="pid"]')`,
+		"/ui/catalog?q=greet": `document.getElementById("tools-shown").textContent === "1" && !document.querySelector('tr[data-shadowed="pid"]') && document.getElementById("main").textContent.includes("No shadowed name matches")`,
+		"/ui/approvals":       `document.querySelector("#changes-pinned pre.diff")?.textContent.includes("<IMPORTANT>")`,
+		"/ui/activity":        `document.querySelectorAll('tr[data-call]').length >= 3`,
+		"/ui/settings":        `!!document.querySelector('tr[data-key="mcpServers.alpha"]')`,
+	} {
+		c.open(p)
+		c.wait(p+" without JavaScript", `document.body.dataset.js === undefined && `+shows)
+	}
+	c.open("/ui/")
+	c.do(chromedp.Click(chromedp.ID("restart-live")))
+	c.wait("a restart without JavaScript: back on the servers page with the message", `location.pathname === "/ui/" && document.getElementById("flash").textContent.includes('"live"')`)
+	// The login to an OAuth upstream, without JavaScript: the form's post
+	// answers with a link to the authorization server (a post may not be
+	// redirected to another origin), which sends the browser back to the
+	// hub's login listener.
+	c.open("/ui/")
+	c.do(chromedp.Click(chromedp.ID("login-secure")))
+	c.wait("the link to the authorization page", `!!document.getElementById("continue")`)
+	c.shot("login-nojs")
+	c.do(chromedp.Click(chromedp.ID("continue")))
+	c.wait("logged in to secure without JavaScript", `!location.href.startsWith(`+js(ui.base)+`) && document.body.innerText.includes("logged in")`)
+	c.do(chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: false})
+		return err
+	}))
 
 	// No secret value in any page's DOM.
 	dom := c.seen.String()
@@ -453,7 +519,7 @@ mcpServers:
 		t.Fatal(err)
 	}
 	defer st.Close()
-	for name, want := range map[string]string{"newbie": "console:approve", "shady": "console:reject", "pinned": "console:restart", "crashy": "console:restart", "alpha": ""} {
+	for name, want := range map[string]string{"newbie": "console:approve", "shady": "console:reject", "pinned": "console:restart", "crashy": "console:restart", "live": "console:restart", "alpha": ""} {
 		log, _ := st.AuditLog(context.Background(), name, 0)
 		var got []string
 		for _, e := range log {
@@ -466,6 +532,10 @@ mcpServers:
 		}
 	}
 }
+
+// consolePages are the console's pages, as the navigation and a server's
+// link reach them.
+var consolePages = []string{"/ui/", "/ui/servers/crashy", "/ui/catalog", "/ui/approvals", "/ui/activity", "/ui/settings"}
 
 // readToken reads the bearer token the hub generated in the data dir.
 func readToken(t *testing.T, data string) string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -150,6 +151,10 @@ func TestNPMPackage(t *testing.T) {
 		}
 	})
 
+	t.Run("new user", func(t *testing.T) {
+		npmNewUser(t, tarballs, npmVersion)
+	})
+
 	t.Run("npx", func(t *testing.T) {
 		// npx -y with the packed tarballs as its packages: the first run
 		// installs them into npx's cache, the second finds them there, as
@@ -258,5 +263,119 @@ func npmSession(t *testing.T, bin string, launcher bool) {
 	}
 	if regexp.MustCompile(`(?i)npm (warn|err)`).MatchString(c.stderr.String()) {
 		t.Errorf("stderr has npm's complaints:\n%s", c.stderr.String())
+	}
+}
+
+// npmNewUser walks the README's path of a new user on Linux, with the
+// packed packages served by a registry on this machine as the public one
+// serves them after a release: with nothing installed, npx -y @mcp-hub/cli
+// runs the hub; npx -y @mcp-hub/cli setup claude --move-servers then puts
+// the hub into Claude Desktop's file (unknown keys kept) and the file's
+// server into the hub; and the entry setup wrote, started as Claude Desktop
+// starts it, serves that server's tools. npm fetches the launcher and this
+// platform's binary package, no other platform's.
+func npmNewUser(t *testing.T, tarballs []string, version string) {
+	var absent []npmManifest
+	for _, p := range [][2]string{{"linux", "arm64"}, {"darwin", "x64"}, {"darwin", "arm64"}, {"win32", "x64"}} {
+		absent = append(absent, npmManifest{Name: "@mcp-hub/" + p[0] + "-" + p[1], Version: version, OS: []string{p[0]}, CPU: []string{p[1]}})
+	}
+	reg := startNPMRegistry(t, tarballs, absent)
+	home := t.TempDir()
+	// A user's environment: the hub's config and data under HOME, npm's
+	// cache empty.
+	env := append(reg.env(filepath.Join(home, ".npm")), "HOME="+home, "XDG_CONFIG_HOME=", "XDG_DATA_HOME=")
+	claudeFile := filepath.Join(home, ".config", "Claude", "claude_desktop_config.json")
+	orig := fmt.Sprintf(`{
+  "globalShortcut": "Alt+Space",
+  "mcpServers": {
+    "notes": {"command": %q, "args": ["-name", "notes", "-only", "echo"], "env": {"NOTES_TOKEN": "npm-new-user-secret-42"}}
+  },
+  "preferences": {"menuBarEnabled": true}
+}
+`, fixtureBin)
+	if err := os.MkdirAll(filepath.Dir(claudeFile), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(claudeFile, []byte(orig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// 1. npx -y @mcp-hub/cli: the hub, on stdio, with nothing beforehand.
+	start := time.Now()
+	c := startRaw(t, env, "npx", "-y", "@mcp-hub/cli")
+	if m := c.initialize(); m.Result == nil {
+		t.Fatalf("initialize through npx -y @mcp-hub/cli: %s", m.Error)
+	}
+	if m := c.call("tools/list", ""); m.Result == nil {
+		t.Fatalf("tools/list through npx -y @mcp-hub/cli: %s", m.Error)
+	}
+	t.Logf("npx -y @mcp-hub/cli, npm's cache empty: first tools/list answered %s after start", time.Since(start).Round(time.Millisecond))
+	if code, _ := c.closeStdin(20 * time.Second); code != 0 {
+		t.Fatalf("npx -y @mcp-hub/cli exited %d after stdin closed, want 0", code)
+	}
+
+	// 2. setup claude --move-servers, through npx.
+	out := run(t, home, env, "npx", "-y", "@mcp-hub/cli", "setup", "claude", "--move-servers")
+	if !strings.Contains(out, "moved into the hub: notes") || strings.Contains(out, "npm-new-user-secret-42") {
+		t.Errorf("setup claude --move-servers said:\n%s", out)
+	}
+	b, err := os.ReadFile(claudeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		GlobalShortcut string                    `json:"globalShortcut"`
+		Preferences    map[string]any            `json:"preferences"`
+		MCPServers     map[string]map[string]any `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(b, &file); err != nil {
+		t.Fatalf("Claude Desktop's file after setup does not parse: %v\n%s", err, b)
+	}
+	entry := file.MCPServers["mcp-hub"]
+	if len(file.MCPServers) != 1 || entry == nil || file.GlobalShortcut != "Alt+Space" || file.Preferences["menuBarEnabled"] != true {
+		t.Fatalf("Claude Desktop's file after setup:\n%s\nwant the hub's entry alone in mcpServers and the other keys kept", b)
+	}
+	if got, _ := json.Marshal(entry); string(got) != `{"args":["-y","@mcp-hub/cli"],"command":"npx"}` {
+		t.Errorf("the hub's entry = %s, want npx -y @mcp-hub/cli", got)
+	}
+
+	// 3. Claude Desktop starts the entry: the moved server's tools.
+	var args []string
+	for _, a := range entry["args"].([]any) {
+		args = append(args, a.(string))
+	}
+	start = time.Now()
+	c = startRaw(t, env, entry["command"].(string), args...)
+	if m := c.initialize(); m.Result == nil {
+		t.Fatalf("initialize through the entry setup wrote: %s", m.Error)
+	}
+	if names := withoutHubTools(toolNames(t, c.call("tools/list", "").Result)); !slices.Equal(names, []string{"echo"}) {
+		t.Errorf("tools through the entry = %v, want the moved server's echo", names)
+	}
+	t.Logf("the entry setup wrote, npm's cache warm: first tools/list answered %s after start", time.Since(start).Round(time.Millisecond))
+	if got := textOf(t, c.call("tools/call", `{"name":"echo","arguments":{"m":"hi"}}`).Result); got != `{"m":"hi"}` {
+		t.Errorf("echo through the entry = %s", got)
+	}
+	if code, _ := c.closeStdin(20 * time.Second); code != 0 {
+		t.Errorf("the hub exited %d after stdin closed, want 0", code)
+	}
+	for i, l := range c.allLines() {
+		if _, err := wire.Parse(l); err != nil {
+			t.Errorf("stdout line %d is not JSON-RPC: %q", i+1, l)
+		}
+	}
+
+	// npm fetched the launcher and this platform's package, nothing else.
+	var fetched []string
+	for _, r := range reg.Requests() {
+		if strings.HasSuffix(r, ".tgz") {
+			fetched = append(fetched, strings.TrimPrefix(r, "GET "))
+		}
+	}
+	slices.Sort(fetched)
+	fetched = slices.Compact(fetched)
+	want := []string{"/@mcp-hub/cli/-/cli-" + version + ".tgz", "/@mcp-hub/linux-x64/-/linux-x64-" + version + ".tgz"}
+	if !slices.Equal(fetched, want) {
+		t.Errorf("tarballs fetched: %v, want %v", fetched, want)
 	}
 }

@@ -86,11 +86,14 @@ func TestREADMEMatchesBinary(t *testing.T) {
 	}
 
 	// The paths.
-	for _, p := range regexp.MustCompile(`<(?:user config dir|user data dir|data dir)>[/\w.-]*`).FindAllString(readme, -1) {
+	paths := regexp.MustCompile(`<(?:user config dir|user data dir|data dir)>[/\w.-]*`).FindAllString(readme, -1)
+	for _, p := range paths {
 		if !strings.Contains(allHelp, p) {
 			t.Errorf("README names %s; no --help output does", p)
 		}
 	}
+	slices.Sort(paths)
+	t.Logf("checked %d mcp-hub command lines and %d paths (%s) of the README against --help", checked, len(paths), strings.Join(slices.Compact(paths), ", "))
 	def := regexp.MustCompile(`default (<user config dir>/\S+?)\)`).FindStringSubmatch(help[""])
 	if def == nil {
 		t.Fatalf("mcp-hub --help names no default config file:\n%s", help[""])

@@ -174,14 +174,25 @@ func TestDaemonizingUpstreamRemoved(t *testing.T) {
 // and of SIGTERM, with its upstreams' daemons running, and leaves not one
 // process behind (none carries its marker, none of the daemons runs), not
 // even a zombie: the test is a subreaper meanwhile, so what the hub leaves
-// would be re-parented to it.
+// would be re-parented to it. In the last case the graceful stop of the
+// stubborn upstream (two grace periods of 6 s) would outlast the limit:
+// the hub kills what is left before it.
 func TestDaemonizingUpstreamsHubExits(t *testing.T) {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) })
-	for _, how := range []string{"stdin EOF", "SIGTERM"} {
-		t.Run(strings.ReplaceAll(how, " ", "_"), func(t *testing.T) {
+	for _, tc := range []struct{ name, how, grace string }{
+		{"stdin_EOF", "stdin EOF", ""},
+		{"SIGTERM", "SIGTERM", ""},
+		{"stdin_EOF_graceful_stop_beyond_the_limit", "stdin EOF", "6s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			how := tc.how
+			var env []string
+			if tc.grace != "" {
+				env = []string{"MCP_HUB_TIMEOUTS__SHUTDOWN_GRACE=" + tc.grace}
+			}
 			before := append(testbin.Children(os.Getpid()), testbin.Zombies(os.Getpid())...)
 			dir := t.TempDir()
 			var yaml strings.Builder
@@ -198,7 +209,7 @@ func TestDaemonizingUpstreamsHubExits(t *testing.T) {
 				}
 				fmt.Fprintf(&yaml, "  %s:\n    command: %s\n    args: %s]\n", name, fixtureBin, args)
 			}
-			c := startRaw(t, nil, hubBin, "--config", writeFile(t, "hub.yaml", yaml.String()), "--data-dir", t.TempDir())
+			c := startRaw(t, env, hubBin, "--config", writeFile(t, "hub.yaml", yaml.String()), "--data-dir", t.TempDir())
 			c.initialize()
 			waitFor(t, 20*time.Second, "every upstream's tools", func() bool {
 				tools := toolNames(t, c.call("tools/list", "").Result)
@@ -242,23 +253,46 @@ func TestDaemonizingUpstreamsHubExits(t *testing.T) {
 			if code := c.cmd.ProcessState.ExitCode(); code != 0 {
 				t.Errorf("exit code %d after %s", code, how)
 			}
-			if left := testbin.Marked(prefix); len(left) > 0 {
+			// The log line of the kill at the limit, with how many processes
+			// it killed: the stubborn upstream at least.
+			var killLine string
+			for l := range strings.SplitSeq(c.stderr.String(), "\n") {
+				if strings.Contains(l, "shutdown running out of time") {
+					killLine = l
+				}
+			}
+			switch {
+			case tc.grace == "" && killLine != "":
+				t.Errorf("the graceful stop did not end in time: %s", killLine)
+			case tc.grace != "" && (killLine == "" || strings.Contains(killLine, "processes=0")):
+				t.Errorf("the hub did not kill the stubborn upstream at the limit: %q", killLine)
+			case killLine != "":
+				t.Logf("at the limit: %s", killLine)
+			}
+			left := testbin.Marked(prefix)
+			if len(left) > 0 {
 				t.Errorf("processes with the hub's marker left: %v", left)
 			}
-			if alive := testbin.WaitGone(time.Second, append(grandchildren, marked...)...); len(alive) > 0 {
+			ran := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(grandchildren), marked...))))
+			alive := testbin.WaitGone(time.Second, ran...)
+			if len(alive) > 0 {
 				t.Errorf("processes left behind: %v", alive)
 			}
 			// The hub was reaped by the test; anything else now a child of
 			// the test came from the hub.
 			time.Sleep(100 * time.Millisecond)
+			var stray []int
 			for _, p := range append(testbin.Children(os.Getpid()), testbin.Zombies(os.Getpid())...) {
 				if !slices.Contains(before, p) {
+					stray = append(stray, p)
 					t.Errorf("process %d (alive: %v) was left by the hub", p, testbin.Alive(p))
 					var ws syscall.WaitStatus
 					_ = syscall.Kill(p, syscall.SIGKILL)
 					_, _ = syscall.Wait4(p, &ws, 0, nil)
 				}
 			}
+			t.Logf("after %s: %d of the %d processes the hub ran (upstreams and daemons) left; %d with its marker, %d re-parented to the test (zombies included)",
+				how, len(alive), len(ran), len(left), len(stray))
 		})
 	}
 }

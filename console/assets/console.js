@@ -4,6 +4,9 @@
 // the server's fresh rendering when the hub says something changed, and
 // the buttons post in the background.
 
+// The page knows a script runs (a module runs before the page is loaded).
+document.body.dataset.js = 'on';
+
 const csrf = document.querySelector('meta[name="csrf-token"]')?.content ?? '';
 const live = document.getElementById('live');
 const flashArea = document.getElementById('flash');
@@ -68,6 +71,18 @@ function filter() {
     row.hidden = !hit;
     if (hit) shown++;
   }
+  // The shadowed names follow the same filter (the server's matches
+  // name, loser and winner), but are not counted as tools.
+  let shadowed = 0;
+  for (const row of document.querySelectorAll('tr[data-match]')) {
+    row.hidden = !!needle && !row.dataset.match.includes(needle);
+    if (!row.hidden) shadowed++;
+  }
+  const table = document.getElementById('shadowed-table');
+  if (table) {
+    table.hidden = shadowed === 0;
+    document.getElementById('shadowed-none').hidden = shadowed > 0;
+  }
   const count = document.getElementById('tools-shown');
   if (count) count.textContent = String(shown);
 }
@@ -106,8 +121,10 @@ document.addEventListener('submit', async (ev) => {
 });
 
 // Live updates.
+// The stream starts from the state the page showed when it was loaded (a
+// reconnection too: at worst one refresh more).
 function listen() {
-  const es = new EventSource('/ui/events');
+  const es = new EventSource('/ui/events?since=' + encodeURIComponent(document.body.dataset.digest ?? ''));
   es.addEventListener('open', () => setLive(true, 'Live: this page updates itself.'));
   es.addEventListener('refresh', () => { refresh(); });
   es.addEventListener('error', () => setLive(false, 'Live updates interrupted; reconnecting…'));
