@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -49,6 +51,69 @@ func BenchmarkHTTPCall(b *testing.B) {
 					}
 				}
 			})
+		})
+	}
+}
+
+// BenchmarkHTTPBigCall is BenchmarkHTTPCall with a 100 KiB result, one call
+// at a time, beside the least a client can do for the same call: POST it
+// and read the whole answer ("floor").
+func BenchmarkHTTPBigCall(b *testing.B) {
+	for _, reply := range []string{"sse", "json"} {
+		args := []string{"-only", "big"}
+		if reply == "json" {
+			args = append(args, "-json-response")
+		}
+		url := startHTTPFixture(b, "http", args...)
+		b.Run(reply+"/link", func(b *testing.B) {
+			m := NewManager(&Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), InitTimeout: 10 * time.Second})
+			defer m.Close()
+			u, err := m.Add(Spec{Name: "web", URL: url}, AddOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for u.Status().State != StateConnected {
+				time.Sleep(10 * time.Millisecond)
+			}
+			params := []byte(`{"name":"big","arguments":{"kib":100}}`)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if r, err := u.Call(context.Background(), "tools/call", params); err != nil || len(r.Result) < 100<<10 {
+					b.Fatalf("call: %v (%d bytes)", err, len(r.Result))
+				}
+			}
+		})
+		b.Run(reply+"/floor", func(b *testing.B) {
+			c := &http.Client{}
+			post := func(sid, body string) *http.Response {
+				req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				if sid != "" {
+					req.Header.Set("Mcp-Session-Id", sid)
+					req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+				}
+				resp, err := c.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				return resp
+			}
+			resp := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`)
+			sid := resp.Header.Get("Mcp-Session-Id")
+			drainClose(resp.Body)
+			drainClose(post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				resp := post(sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"big","arguments":{"kib":100}}}`)
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil || len(body) < 100<<10 {
+					b.Fatalf("%v (%d bytes)", err, len(body))
+				}
+			}
 		})
 	}
 }
