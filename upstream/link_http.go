@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -302,30 +301,6 @@ func (l *streamLink) deliverBody(body []byte, deliver func([]byte) []byte) {
 	deliver(body)
 }
 
-// bodies holds the buffers JSON answers are read into before their one
-// exact copy: io.ReadAll grows its slice from 512 bytes by doubling, nine
-// allocations and twice the copying for a 100 KiB result.
-var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// readBody reads resp's body, up to max+1 bytes, into memory of its own.
-func readBody(resp *http.Response, max int) ([]byte, error) {
-	limit := int64(max) + 1
-	if n := resp.ContentLength; n >= 0 && n < limit {
-		body := make([]byte, n)
-		_, err := io.ReadFull(resp.Body, body)
-		return body, err
-	}
-	buf := bodies.Get().(*bytes.Buffer)
-	defer func() {
-		if buf.Cap() <= 1<<20 {
-			buf.Reset()
-			bodies.Put(buf)
-		}
-	}()
-	_, err := buf.ReadFrom(io.LimitReader(resp.Body, limit))
-	return bytes.Clone(buf.Bytes()), err
-}
-
 // isEventStream reports whether a Content-Type is text/event-stream
 // (parameters and case aside), without mime.ParseMediaType's allocations.
 func isEventStream(ct string) bool {
@@ -545,42 +520,6 @@ func linkCtx(ctx, link context.Context) (context.Context, context.CancelFunc) {
 	return ctx, func() {
 		stop()
 		cancel()
-	}
-}
-
-// do sends a request the way c.Do does, on c's transport directly:
-// c.Do copies every request's headers and URL for redirects it might
-// follow, 6 allocations per call (BenchmarkHTTPCall). A redirect, rare for
-// an MCP endpoint, is handed to c.Do, which follows it.
-func do(c *http.Client, req *http.Request) (*http.Response, error) {
-	resp, err := c.Transport.RoundTrip(req)
-	if err != nil {
-		op := req.Method[:1] + strings.ToLower(req.Method[1:])
-		return nil, &url.Error{Op: op, URL: req.URL.String(), Err: err}
-	}
-	switch resp.StatusCode {
-	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
-		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
-		if req.GetBody == nil && req.Body != nil && req.Body != http.NoBody {
-			return resp, nil
-		}
-		drainClose(resp.Body)
-		again := req.Clone(req.Context())
-		if req.GetBody != nil {
-			if again.Body, err = req.GetBody(); err != nil {
-				return nil, err
-			}
-		}
-		return c.Do(again)
-	}
-	return resp, nil
-}
-
-// setHeaders sets an upstream's configured headers on a request the link
-// builds (headerTransport then has nothing to add).
-func setHeaders(h http.Header, static map[string]string) {
-	for k, v := range static {
-		h.Set(k, v)
 	}
 }
 
