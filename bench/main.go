@@ -1,7 +1,7 @@
 // Command bench measures mcp-hub against a direct connection to the same
 // upstream, in one run, and prints markdown tables with the ratios.
 //
-//	go run ./bench [-reps 3] [-suite stdio,http,catalog,startup,list,rss,soak,peers,instance]
+//	go run ./bench [-reps 3] [-suite stdio,http,remote,catalog,startup,list,rss,soak,peers,instance]
 //
 // Every figure is a median over interleaved repetitions (direct, hub,
 // direct, hub, …), so background load hits both sides alike. Client, hub and
@@ -34,23 +34,38 @@ import (
 
 var (
 	reps   = flag.Int("reps", 3, "interleaved repetitions per measurement")
-	suites = flag.String("suite", "stdio,http,catalog,startup,list,rss,soak", "comma-separated suites: stdio, http, catalog, startup, list, rss, soak, peers, instance")
+	suites = flag.String("suite", "stdio,http,remote,catalog,startup,list,rss,soak", "comma-separated suites: stdio, http, remote, catalog, startup, list, rss, soak, peers, instance")
 	calls1 = flag.Int("n1", 3000, "calls at concurrency 1")
 	calls2 = flag.Int("n32", 20000, "calls at concurrency 32")
 	nBig   = flag.Int("nbig", 300, "100 KiB calls")
 	pump   = flag.Bool("pump", false, "run as a byte pump between stdio and the command in the arguments (the stdio suite's floor)")
+
+	relayIDs  = flag.Bool("relay-ids", false, "run as an id-rewriting JSON-RPC relay between stdio and the command in the arguments (a floor)")
+	relayHTTP = flag.String("relay-http", "", "run as a reverse proxy to this streamable HTTP endpoint (the remote suite's HTTP floor)")
+	hubPath   = flag.String("hub", "", "measure this mcp-hub binary instead of building ./cmd/mcp-hub (e.g. a baseline built from another commit)")
+	bridgeTo  = flag.String("bridge", "", "run as a stdio server that POSTs each message to this streamable HTTP endpoint (the remote suite's stdio floor)")
 )
 
 func main() {
 	flag.Parse()
-	if *pump {
+	switch {
+	case *pump:
 		os.Exit(pumpMain(flag.Args()))
+	case *relayIDs:
+		os.Exit(relayIDsMain(flag.Args()))
+	case *relayHTTP != "":
+		os.Exit(relayHTTPMain(*relayHTTP))
+	case *bridgeTo != "":
+		os.Exit(bridgeMain(*bridgeTo))
 	}
 	dir, err := os.MkdirTemp("", "mcp-hub-bench-")
 	check(err)
 	defer os.RemoveAll(dir)
-	hubBin, err := testbin.Build(dir, "./cmd/mcp-hub")
-	check(err)
+	hubBin := *hubPath
+	if hubBin == "" {
+		hubBin, err = testbin.Build(dir, "./cmd/mcp-hub")
+		check(err)
+	}
 	fixture, err := testbin.Build(dir, "./testdata/fixture")
 	check(err)
 	fmt.Printf("# mcp-hub benchmarks\n\n%s, %d CPUs, %s, %d repetitions, %s\n\n", runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(),
@@ -61,6 +76,8 @@ func main() {
 			stdioSuite(dir, hubBin, fixture)
 		case "http":
 			httpSuite(dir, hubBin, fixture)
+		case "remote":
+			remoteSuite(dir, hubBin, fixture)
 		case "catalog":
 			catalogSuite()
 		case "startup":
@@ -270,10 +287,17 @@ func median(xs []float64) float64 {
 
 func us(d float64) string { return fmt.Sprintf("%.0f", d/1e3) }
 
-// writeHubConfig writes a hub config file: head (YAML lines), then n stdio
-// upstreams running the fixture with args, named fx (n = 1) or up00, up01, …
+// benchHead is the start of every benchmarked hub's config: results pass
+// whole (the default security.maxToolOutputLength of 50,000 characters
+// would cut the 100 KiB results short, and measure the cut instead).
+const benchHead = "security:\n  maxToolOutputLength: 0\n"
+
+// writeHubConfig writes a hub config file: benchHead and head (YAML lines),
+// then n stdio upstreams running the fixture with args, named fx (n = 1) or
+// up00, up01, …
 func writeHubConfig(path, head, fixture string, n int, args ...string) error {
 	var b strings.Builder
+	b.WriteString(benchHead)
 	b.WriteString(head)
 	b.WriteString("mcpServers:\n")
 	cmd, _ := json.Marshal(fixture) // JSON strings and arrays are YAML
@@ -297,12 +321,16 @@ func upstreamName(i, n int) string {
 // upstream.
 func stdioTargets(dir, hubBin, fixture string) (direct, hub target) {
 	cfg := filepath.Join(dir, "bench-hub.yaml")
-	check(writeHubConfig(cfg, "logLevel: warn\n", fixture, 1, "-only", "echo,big"))
+	check(writeHubConfig(cfg, "logLevel: warn\nlimits:\n  maxInFlight: 64\n", fixture, 1, "-only", "echo,big"))
 	direct = target{name: "direct", start: func() (*exec.Cmd, error) {
 		return exec.Command(fixture, "-only", "echo,big"), nil
 	}}
 	hub = target{name: "hub", start: func() (*exec.Cmd, error) {
-		return exec.Command(hubBin, "--config", cfg, "--data-dir", filepath.Join(dir, "data")), nil
+		args := []string{"--config", cfg, "--data-dir", filepath.Join(dir, "data")}
+		if *hubProf != "" {
+			args = append(args, "--cpuprofile", *hubProf)
+		}
+		return exec.Command(hubBin, args...), nil
 	}}
 	return direct, hub
 }
@@ -314,12 +342,15 @@ func stdioSuite(dir, hubBin, fixture string) {
 	floor := target{name: "pump", start: func() (*exec.Cmd, error) {
 		return exec.Command(self, "-pump", fixture, "-only", "echo,big"), nil
 	}}
+	relay := target{name: "relay", start: func() (*exec.Cmd, error) {
+		return exec.Command(self, "-relay-ids", fixture, "-only", "echo,big"), nil
+	}}
 	echo := map[string]any{"msg": "hello"}
 	type agg struct{ p50c1, p99c1, rps1, p50c32, p99c32, rps32, cpu32, big []float64 }
-	res := map[string]*agg{"direct": {}, "pump": {}, "hub": {}}
+	res := map[string]*agg{"direct": {}, "pump": {}, "relay": {}, "hub": {}}
 	var upstreamCPU []float64
 	for r := 0; r < *reps; r++ {
-		for _, t := range []target{direct, floor, hub} {
+		for _, t := range []target{direct, floor, relay, hub} {
 			s, err := connect(t)
 			check(err)
 			run(s, 1, 300, "echo", echo) // warm up
@@ -350,35 +381,31 @@ func stdioSuite(dir, hubBin, fixture string) {
 			check(s.stop())
 		}
 	}
-	d, p, h := res["direct"], res["pump"], res["hub"]
+	d, p, rl, h := res["direct"], res["pump"], res["relay"], res["hub"]
 	fmt.Printf("## tools/call over stdio: client → mcp-hub → upstream vs client → upstream\n\n")
-	fmt.Printf("\"byte pump\" is the floor of one extra process hop: a process that only copies bytes between its stdio and the upstream's (no parsing, no id rewriting), measured in the same run.\n\n")
-	fmt.Printf("| metric | direct | byte pump | via hub | hub − direct | hub / direct | pump / direct | target |\n|---|---|---|---|---|---|---|---|\n")
-	row := func(name string, dv, pv, hv float64, unit string, target string) {
+	fmt.Printf("The floors of one extra process hop, measured in the same run: \"byte pump\" only copies bytes between its stdio and the upstream's; \"id relay\" also does what any multiplexing proxy must per message: parse the envelope, give the request an id of its own and splice the client's id back into the response.\n\n")
+	fmt.Printf("| metric | direct | byte pump | id relay | via hub | hub − direct | hub / direct | hub / id relay | target |\n|---|---|---|---|---|---|---|---|---|\n")
+	row := func(name string, dv, pv, rv, hv float64, unit string, target string) {
 		if unit == "µs" {
-			fmt.Printf("| %s | %s µs | %s µs | %s µs | %+.0f µs | %.2f× | %.2f× | %s |\n", name, us(dv), us(pv), us(hv), (hv-dv)/1e3, hv/dv, pv/dv, target)
+			fmt.Printf("| %s | %s µs | %s µs | %s µs | %s µs | %+.0f µs | %.2f× | %.2f× | %s |\n", name, us(dv), us(pv), us(rv), us(hv), (hv-dv)/1e3, hv/dv, hv/rv, target)
 		} else {
-			fmt.Printf("| %s | %.0f | %.0f | %.0f | %+.0f | %.2f× | %.2f× | %s |\n", name, dv, pv, hv, hv-dv, hv/dv, pv/dv, target)
+			fmt.Printf("| %s | %.0f | %.0f | %.0f | %.0f | %+.0f | %.2f× | %.2f× | %s |\n", name, dv, pv, rv, hv, hv-dv, hv/dv, hv/rv, target)
 		}
 	}
-	m := func(f func(*agg) []float64) (float64, float64, float64) {
-		return median(f(d)), median(f(p)), median(f(h))
+	row4 := func(name, unit, target string, f func(*agg) []float64) {
+		row(name, median(f(d)), median(f(p)), median(f(rl)), median(f(h)), unit, target)
 	}
-	row3 := func(name, unit, target string, f func(*agg) []float64) {
-		dv, pv, hv := m(f)
-		row(name, dv, pv, hv, unit, target)
-	}
-	row3("echo p50, concurrency 1", "µs", "≤ 1.8×", func(a *agg) []float64 { return a.p50c1 })
-	row3("echo p99, concurrency 1", "µs", "", func(a *agg) []float64 { return a.p99c1 })
-	row3("calls/s, concurrency 1", "", "", func(a *agg) []float64 { return a.rps1 })
-	row3("echo p50, concurrency 32", "µs", "", func(a *agg) []float64 { return a.p50c32 })
-	row3("echo p99, concurrency 32", "µs", "", func(a *agg) []float64 { return a.p99c32 })
-	row3("calls/s, concurrency 32", "", "≥ 0.7×", func(a *agg) []float64 { return a.rps32 })
-	dv, pv, hv := m(func(a *agg) []float64 { return a.big })
-	fmt.Printf("| 100 KiB result p50, concurrency 1 | %.2f ms | %.2f ms | %.2f ms | %+.2f ms | %.2f× | %.2f× | ≤ +0.5 ms |\n",
-		dv/1e6, pv/1e6, hv/1e6, (hv-dv)/1e6, hv/dv, pv/dv)
-	fmt.Printf("\nCPU per call at concurrency 32: hub process %s µs, byte pump process %s µs (upstream behind the hub %s µs; upstream alone, direct, %s µs).\n\n",
-		us(median(h.cpu32)), us(median(p.cpu32)), us(median(upstreamCPU)), us(median(d.cpu32)))
+	row4("echo p50, concurrency 1", "µs", "≤ 1.05× id relay", func(a *agg) []float64 { return a.p50c1 })
+	row4("echo p99, concurrency 1", "µs", "", func(a *agg) []float64 { return a.p99c1 })
+	row4("calls/s, concurrency 1", "", "", func(a *agg) []float64 { return a.rps1 })
+	row4("echo p50, concurrency 32", "µs", "", func(a *agg) []float64 { return a.p50c32 })
+	row4("echo p99, concurrency 32", "µs", "", func(a *agg) []float64 { return a.p99c32 })
+	row4("calls/s, concurrency 32", "", "≥ 0.79× direct", func(a *agg) []float64 { return a.rps32 })
+	dv, pv, rv, hv := median(d.big), median(p.big), median(rl.big), median(h.big)
+	fmt.Printf("| 100 KiB result p50, concurrency 1 | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %+.2f ms | %.2f× | %.2f× | ≤ +0.3 ms |\n",
+		dv/1e6, pv/1e6, rv/1e6, hv/1e6, (hv-dv)/1e6, hv/dv, hv/rv)
+	fmt.Printf("\nCPU per call at concurrency 32: hub process %s µs (target ≤ 60 µs), id relay %s µs, byte pump %s µs (upstream behind the hub %s µs; upstream alone, direct, %s µs).\n\n",
+		us(median(h.cpu32)), us(median(rl.cpu32)), us(median(p.cpu32)), us(median(upstreamCPU)), us(median(d.cpu32)))
 }
 
 // pumpMain runs argv as a child and copies bytes between this process's

@@ -135,7 +135,7 @@ func peerTargets(dir, hubBin string, env peerEnv) map[string]*peerTarget {
 		{key: "direct-stdio", label: "direct", transport: "stdio", how: "fixture over stdio", stdio: owned(direct)},
 		{key: "hub-stdio", label: "**mcp-hub**", transport: "stdio", how: "mcp-hub --config hub.yaml (stdio front)", baseline: "direct-stdio", stdio: owned(hub)},
 		{key: "direct-http", label: "direct", transport: "streamable", how: "fixture -transport http (go-sdk stateful streamable handler)", multi: true,
-			start: func() (*httpServer, error) { return startDirectHTTP(env.fixture, "streamable", "echo,big") }},
+			start: func() (*httpServer, error) { return startDirectHTTP(env.fixture, "streamable", "-only", "echo,big") }},
 		{key: "hub-mcp", label: "**mcp-hub**", transport: "streamable", how: "mcp-hub serve --http 127.0.0.1:0, /mcp, maxInFlight 64", multi: true, baseline: "direct-http",
 			start: func() (*httpServer, error) {
 				return startHubHTTP(dir, hubBin, env.fixture, "streamable", 1, "-only", "echo,big")
@@ -161,7 +161,7 @@ func peerTargets(dir, hubBin string, env peerEnv) map[string]*peerTarget {
 				return startNodePeer(env, "mp-stream-noes", "/mcp", false, nil, mp, "--host", "127.0.0.1", "--server", "stream", "--no-eventStore", "--port", "{port}", "--", env.fixture, "-only", "echo,big")
 			}},
 		{key: "direct-sse", label: "direct", transport: "sse", how: "fixture -transport sse (go-sdk SSE handler)", multi: true,
-			start: func() (*httpServer, error) { return startDirectHTTP(env.fixture, "sse", "echo,big") }},
+			start: func() (*httpServer, error) { return startDirectHTTP(env.fixture, "sse", "-only", "echo,big") }},
 		{key: "hub-sse", label: "**mcp-hub**", transport: "sse", how: "mcp-hub serve --http 127.0.0.1:0, /sse, maxInFlight 64", multi: true, baseline: "direct-sse",
 			start: func() (*httpServer, error) {
 				return startHubHTTP(dir, hubBin, env.fixture, "sse", 1, "-only", "echo,big")

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,8 +23,9 @@ import (
 // payload must come back exactly once, with the payload it sent.
 
 var (
-	nSoak      = flag.Int("soak", 1_000_000, "soak suite: calls per target")
-	soakWindow = flag.Int("soakwindow", 32, "soak suite: requests in flight")
+	nSoak       = flag.Int("soak", 1_000_000, "soak suite: calls per target")
+	soakWindow  = flag.Int("soakwindow", 32, "soak suite: requests in flight")
+	soakTargets = flag.String("soaktargets", "", "soak suite: only these targets besides direct (comma-separated: hub, hub → HTTP upstream)")
 )
 
 // soakRun is the accounting of one soak.
@@ -46,31 +48,57 @@ func (r soakRun) accounted() bool {
 func soakSuite(dir, hubBin, fixture string) {
 	cfg := filepath.Join(dir, "bench-soak.yaml")
 	check(writeHubConfig(cfg, "logLevel: warn\n", fixture, 1, "-only", "echo,big"))
+	// The remote target's upstream: the fixture serving streamable HTTP and
+	// answering every POST with an SSE stream (the SDKs' default).
+	up, err := startDirectHTTP(fixture, "streamable", "-only", "echo,big")
+	check(err)
+	defer up.stop()
+	remoteCfg := filepath.Join(dir, "bench-soak-remote.yaml")
+	check(writeURLHubConfig(remoteCfg, "logLevel: warn\n", up.url))
+	hub := func(cfg, data string) func() *exec.Cmd {
+		return func() *exec.Cmd {
+			args := []string{"--config", cfg, "--data-dir", filepath.Join(dir, data)}
+			if *hubProf != "" {
+				args = append(args, "--cpuprofile", *hubProf)
+			}
+			return own(exec.Command(hubBin, args...))
+		}
+	}
 	targets := []struct {
 		name string
 		cmd  func() *exec.Cmd
 	}{
 		{"direct", func() *exec.Cmd { return own(exec.Command(fixture, "-only", "echo,big")) }},
-		{"hub", func() *exec.Cmd {
-			args := []string{"--config", cfg, "--data-dir", filepath.Join(dir, "data-soak")}
-			if *hubProf != "" {
-				args = append(args, "--cpuprofile", *hubProf)
-			}
-			return own(exec.Command(hubBin, args...))
-		}},
+		{"hub", hub(cfg, "data-soak")},
+		{"hub → HTTP upstream", hub(remoteCfg, "data-soak-remote")},
 	}
+	names := *soakTargets
 	runs := map[string]soakRun{}
+	var ran []string
 	for _, t := range targets {
+		if names != "" && !slices.Contains(strings.Split(names, ","), t.name) && t.name != "direct" {
+			continue
+		}
 		fmt.Fprintf(os.Stderr, "soak: %s, %d calls\n", t.name, *nSoak)
 		r, err := soak(t.cmd(), *nSoak, *soakWindow)
 		check(err)
 		runs[t.name] = r
+		ran = append(ran, t.name)
 	}
-	d, h := runs["direct"], runs["hub"]
 	fmt.Printf("## soak: %d calls, every response accounted for\n\n", *nSoak)
-	fmt.Printf("One raw JSON-RPC stdio session, %d requests in flight, each `echo {\"seq\":<id>}`; a response counts as ok only if its id is one still outstanding and its text is that request's payload. \"hub\" is the hub with the fixture as its one stdio upstream (its default maxInFlight 10 queues the rest).\n\n", *soakWindow)
-	fmt.Printf("| | direct | hub |\n|---|---|---|\n")
-	row := func(label string, f func(soakRun) string) { fmt.Printf("| %s | %s | %s |\n", label, f(d), f(h)) }
+	fmt.Printf("One raw JSON-RPC stdio session, %d requests in flight, each `echo {\"seq\":<id>}`; a response counts as ok only if its id is one still outstanding and its text is that request's payload. \"hub\" is the hub with the fixture as its one stdio upstream, \"hub → HTTP upstream\" the hub with the fixture serving streamable HTTP (SSE answers) as its one upstream; their default maxInFlight of 10 queues the rest.\n\n", *soakWindow)
+	fmt.Printf("| |")
+	for _, name := range ran {
+		fmt.Printf(" %s |", name)
+	}
+	fmt.Printf("\n|---|%s\n", strings.Repeat("---|", len(ran)))
+	row := func(label string, f func(soakRun) string) {
+		fmt.Printf("| %s |", label)
+		for _, name := range ran {
+			fmt.Printf(" %s |", f(runs[name]))
+		}
+		fmt.Println()
+	}
 	row("ok / sent", func(r soakRun) string { return fmt.Sprintf("%d / %d", r.ok, r.calls) })
 	row("JSON-RPC errors, isError results", func(r soakRun) string { return fmt.Sprintf("%d, %d", r.rpcErrors, r.toolErrors) })
 	row("wrong payload, duplicate, unknown id, never answered", func(r soakRun) string {
@@ -93,8 +121,10 @@ func soakSuite(dir, hubBin, fixture string) {
 		return fmt.Sprintf("%.1f → %.1f (%.1f)", float64(r.rss0)/1024, float64(r.rss1)/1024, float64(r.hwm)/1024)
 	})
 	row("threads after initialize → at the end", func(r soakRun) string { return fmt.Sprintf("%d → %d", r.threads0, r.threads1) })
-	fmt.Printf("\nThroughput hub/direct: %.2f×. ", d.elapsed.Seconds()/h.elapsed.Seconds())
-	for _, name := range []string{"direct", "hub"} {
+	if h, ok := runs["hub"]; ok {
+		fmt.Printf("\nThroughput hub/direct: %.2f×. ", runs["direct"].elapsed.Seconds()/h.elapsed.Seconds())
+	}
+	for _, name := range ran {
 		if r := runs[name]; !r.accounted() {
 			fmt.Printf("**%s: not every response accounted for** (first: %s). ", name, r.firstProblem)
 		}

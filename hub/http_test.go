@@ -42,7 +42,7 @@ func startHTTPHub(t *testing.T, hopts *HTTPOptions, specs ...upstream.Spec) (*Hu
 
 // startHTTPHubOpts is startHTTPHub with hub options (its store and store
 // poll are set here, and its logger unless given).
-func startHTTPHubOpts(t *testing.T, opts *Options, hopts *HTTPOptions, specs ...upstream.Spec) (*Hub, *httptest.Server) {
+func startHTTPHubOpts(t testing.TB, opts *Options, hopts *HTTPOptions, specs ...upstream.Spec) (*Hub, *httptest.Server) {
 	t.Helper()
 	st, err := persist.Open(context.Background(), t.TempDir(), nil)
 	if err != nil {

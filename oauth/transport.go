@@ -97,8 +97,13 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // send sends req with tok's Authorization (none when tok is nil); again
-// sends a fresh copy of the body.
+// sends a fresh copy of the body. A request that needs no change (no
+// token, no Authorization, first send: every request to a server that asks
+// for no login) goes as it is, without a copy.
 func (t *transport) send(req *http.Request, tok *token, again bool) (*http.Response, error) {
+	if tok == nil && !again && len(req.Header.Values("Authorization")) == 0 {
+		return t.base.RoundTrip(req)
+	}
 	r := req.Clone(req.Context())
 	r.Header.Del("Authorization")
 	if again && req.GetBody != nil {

@@ -307,23 +307,25 @@ func (c *Conn) Respond(ctx context.Context, id []byte, result []byte, errObj []b
 	return c.link.send(ctx, msg)
 }
 
-// receive routes one inbound message (the sink side of the link).
-func (c *Conn) receive(msg []byte, origin []byte) {
+// receive routes one inbound message (the sink side of the link) and
+// returns the raw id of a response.
+func (c *Conn) receive(msg []byte, origin []byte) []byte {
 	m, err := wire.Parse(msg)
 	if err != nil {
 		if c.badLines.allow() {
 			c.logger.Warn("upstream wrote a line that is not JSON-RPC; skipped",
 				"err", err, "line", c.preview(msg))
 		}
-		return
+		return nil
 	}
 	switch {
 	case m.IsResponse():
 		if n, ok := wire.ParseHubID(m.ID); ok {
 			c.resolve(n, result{r: Reply{Result: m.Result, Error: m.Error}})
-			return
+		} else {
+			c.toSDK(msg)
 		}
-		c.toSDK(msg)
+		return m.ID
 	case m.IsNotification():
 		if c.events != nil {
 			c.events.Notification(c, m.Method, m.Params, origin)
@@ -331,15 +333,16 @@ func (c *Conn) receive(msg []byte, origin []byte) {
 	default: // a request
 		if m.Method == "ping" {
 			_ = c.Respond(context.Background(), m.ID, []byte(`{}`), nil)
-			return
+			return nil
 		}
 		if c.events != nil {
 			c.events.Request(c, m.ID, m.Method, m.Params, origin)
-			return
+			return nil
 		}
 		_ = c.Respond(context.Background(), m.ID, nil,
 			wire.AppendErrorBody(nil, jsonrpc.CodeMethodNotFound, "method not found: "+m.Method, nil))
 	}
+	return nil
 }
 
 func (c *Conn) attach(l link) { c.link = l }

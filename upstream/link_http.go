@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"mime"
 	"net/http"
 	"strings"
 	"sync"
@@ -55,7 +54,7 @@ func startHTTP(ctx context.Context, spec *Spec, headers map[string]string, opts 
 	}
 	lctx, cancel := context.WithCancel(context.Background())
 	if spec.Transport == TransportSSE {
-		l := &sseLink{url: spec.URL, client: client, s: s, logger: opts.Logger, max: opts.MaxMessageBytes, ctx: lctx, cancel: cancel}
+		l := &sseLink{url: spec.URL, client: client, static: headers, s: s, logger: opts.Logger, max: opts.MaxMessageBytes, ctx: lctx, cancel: cancel}
 		s.attach(l)
 		if err := l.start(ctx); err != nil {
 			l.close()
@@ -63,7 +62,7 @@ func startHTTP(ctx context.Context, spec *Spec, headers map[string]string, opts 
 		}
 		return l, nil
 	}
-	l := &streamLink{url: spec.URL, client: client, s: s, logger: opts.Logger, max: opts.MaxMessageBytes, ctx: lctx, cancel: cancel,
+	l := &streamLink{url: spec.URL, client: client, static: headers, s: s, logger: opts.Logger, max: opts.MaxMessageBytes, ctx: lctx, cancel: cancel,
 		getReady: make(chan struct{})}
 	s.attach(l)
 	return l, nil
@@ -78,6 +77,7 @@ func startHTTP(ctx context.Context, spec *Spec, headers map[string]string, opts 
 type streamLink struct {
 	url    string
 	client *http.Client
+	static map[string]string // the upstream's configured headers
 	s      sink
 	logger *slog.Logger
 	max    int
@@ -132,6 +132,7 @@ func (l *streamLink) awaitStandalone() {
 func (l *streamLink) pid() int { return 0 }
 
 func (l *streamLink) headers(h http.Header) {
+	setHeaders(h, l.static)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.sessionID != "" {
@@ -161,7 +162,7 @@ func (l *streamLink) post(ctx context.Context, msg []byte, method string) (*http
 		req.Header.Set("Idempotency-Key", rand.Text())
 	}
 	l.headers(req.Header)
-	resp, err := l.client.Do(req)
+	resp, err := do(l.client, req)
 	if err != nil {
 		if isDialError(err) {
 			return nil, fmt.Errorf("%w: %s", ErrUnreachable, redactErr(err))
@@ -240,13 +241,12 @@ func (l *streamLink) request(msg []byte, m wire.Message) {
 			l.mu.Unlock()
 		}
 	}
-	deliver := func(b []byte) {
+	deliver := func(b []byte) []byte {
 		if m.Method == "initialize" {
 			l.noteVersion(b)
 		}
-		l.s.receive(b, id)
+		return l.s.receive(b, id)
 	}
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case resp.StatusCode/100 != 2:
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
@@ -258,12 +258,12 @@ func (l *streamLink) request(msg []byte, m wire.Message) {
 			return
 		}
 		l.s.abort(id, fmt.Errorf("HTTP %s: %s", resp.Status, l.s.preview(bytes.TrimSpace(body))))
-	case ct == "text/event-stream":
+	case isEventStream(resp.Header.Get("Content-Type")):
 		l.readPostStream(resp, id, deliver)
 	case resp.StatusCode == http.StatusAccepted:
 		drainClose(resp.Body) // the answer will come on the standalone stream
 	default:
-		body, err := io.ReadAll(io.LimitReader(resp.Body, int64(l.max)+1))
+		body, err := readBody(resp, l.max)
 		drainClose(resp.Body)
 		switch {
 		case err != nil:
@@ -289,7 +289,7 @@ func replayable(method string) bool {
 }
 
 // deliverBody delivers one JSON message or each message of a batch.
-func (l *streamLink) deliverBody(body []byte, deliver func([]byte)) {
+func (l *streamLink) deliverBody(body []byte, deliver func([]byte) []byte) {
 	body = wire.TrimSpace(body)
 	if len(body) > 0 && body[0] == '[' {
 		_ = wire.Elements(body, func(e []byte) error {
@@ -299,6 +299,15 @@ func (l *streamLink) deliverBody(body []byte, deliver func([]byte)) {
 		return
 	}
 	deliver(body)
+}
+
+// isEventStream reports whether a Content-Type is text/event-stream
+// (parameters and case aside), without mime.ParseMediaType's allocations.
+func isEventStream(ct string) bool {
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return strings.EqualFold(strings.TrimSpace(ct), "text/event-stream")
 }
 
 func (l *streamLink) noteVersion(b []byte) {
@@ -319,15 +328,14 @@ func (l *streamLink) noteVersion(b []byte) {
 
 // readPostStream reads the SSE answer to one request, resuming with GET +
 // Last-Event-ID when the stream breaks before the response arrived.
-func (l *streamLink) readPostStream(resp *http.Response, id []byte, deliver func([]byte)) {
+func (l *streamLink) readPostStream(resp *http.Response, id []byte, deliver func([]byte) []byte) {
 	var lastID string
 	retry := time.Second
 	gotReply := false
 	watch := func(b []byte) {
-		if m, err := wire.Parse(b); err == nil && m.IsResponse() && bytes.Equal(m.ID, id) {
+		if rid := deliver(b); rid != nil && bytes.Equal(rid, id) {
 			gotReply = true
 		}
-		deliver(b)
 	}
 	for attempt := 0; ; attempt++ {
 		lastID, retry = l.readEvents(resp.Body, lastID, retry, watch)
@@ -363,27 +371,20 @@ func (l *streamLink) readPostStream(resp *http.Response, id []byte, deliver func
 // readEvents delivers the message events of one SSE body until it ends and
 // returns the last event id and retry delay seen.
 func (l *streamLink) readEvents(body io.Reader, lastID string, retry time.Duration, deliver func([]byte)) (string, time.Duration) {
-	r := newSSEReader(body, l.max)
+	r := newSSEReader(body, l.max, lastID, retry)
+	defer r.release()
 	for {
 		ev, err := r.next()
-		if ev.hasID {
-			lastID = ev.id
-		}
-		if ev.hasRetry {
-			retry = ev.retry
-		}
 		if err != nil {
 			var o *framing.Oversize
 			if errors.As(err, &o) {
 				l.s.oversize(o)
 				continue
 			}
-			return lastID, retry
+			return r.lastEventID(lastID), r.retry
 		}
-		if ev.event == "" || ev.event == "message" {
-			if len(bytes.TrimSpace(ev.data)) > 0 {
-				deliver(ev.data)
-			}
+		if ev.event == "" && len(wire.TrimSpace(ev.data)) > 0 {
+			deliver(ev.data)
 		}
 	}
 }

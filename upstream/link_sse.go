@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/mcp-hub/mcp-hub/internal/framing"
+	"github.com/mcp-hub/mcp-hub/internal/wire"
 )
 
 // sseLink speaks the legacy HTTP+SSE transport (2024-11-05): one GET stream
@@ -22,6 +23,7 @@ import (
 type sseLink struct {
 	url    string
 	client *http.Client
+	static map[string]string // the upstream's configured headers
 	s      sink
 	logger *slog.Logger
 	max    int
@@ -42,6 +44,7 @@ func (l *sseLink) start(ctx context.Context) error {
 		return err
 	}
 	req.Header.Set("Accept", "text/event-stream")
+	setHeaders(req.Header, l.static)
 	type result struct {
 		resp *http.Response
 		err  error
@@ -69,11 +72,12 @@ func (l *sseLink) start(ctx context.Context) error {
 		drainClose(resp.Body)
 		return fmt.Errorf("SSE stream: HTTP %s", resp.Status)
 	}
-	r := newSSEReader(resp.Body, l.max)
+	r := newSSEReader(resp.Body, l.max, "", 0)
 	endpoint := make(chan error, 1)
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
+		defer r.release()
 		defer drainClose(resp.Body)
 		sawEndpoint := false
 		for {
@@ -105,8 +109,8 @@ func (l *sseLink) start(ctx context.Context) error {
 				}
 				l.endpoint, sawEndpoint = u, true
 				endpoint <- nil
-			case "", "message":
-				if sawEndpoint && len(bytes.TrimSpace(ev.data)) > 0 {
+			case "":
+				if sawEndpoint && len(wire.TrimSpace(ev.data)) > 0 {
 					l.s.receive(ev.data, nil)
 				}
 			}
@@ -146,7 +150,8 @@ func (l *sseLink) send(ctx context.Context, msg []byte) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := l.client.Do(req)
+	setHeaders(req.Header, l.static)
+	resp, err := do(l.client, req)
 	if err != nil {
 		if isDialError(err) {
 			err = fmt.Errorf("%w: %s", ErrUnreachable, redactErr(err))

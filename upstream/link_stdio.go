@@ -39,8 +39,9 @@ type sink interface {
 	// attach binds the link to the sink before the link reads anything.
 	attach(l link)
 	// receive handles one inbound message. origin, when non-nil, is the raw
-	// id of the hub request whose HTTP response stream carried it.
-	receive(msg []byte, origin []byte)
+	// id of the hub request whose HTTP response stream carried it. It
+	// returns the raw id of a response (nil for anything else).
+	receive(msg []byte, origin []byte) (responseID []byte)
 	// oversize reports a message that was dropped for exceeding the cap.
 	oversize(o *framing.Oversize)
 	// fail reports that the link is dead, and why.

@@ -41,6 +41,8 @@ type Upstream struct {
 	conn     atomic.Pointer[Conn] // the live connection, or nil
 	lastUse  atomic.Int64         // unix nanos of the last call
 	inflight chan struct{}        // semaphore: calls in flight
+	qmu      sync.Mutex           // guards queue
+	queue    []*queued            // calls waiting for a slot (see queue.go)
 
 	cmds    chan command
 	sent    atomic.Uint64 // commands sent on cmds
@@ -201,7 +203,7 @@ func (u *Upstream) Call(ctx context.Context, method string, params []byte) (Repl
 			return Reply{}, u.timeoutErr(ctx, timeout, "waiting for a free slot")
 		}
 	}
-	defer func() { <-u.inflight }()
+	defer u.release()
 	r, err := conn.Call(ctx, method, params)
 	if errors.Is(err, ErrSessionMissing) {
 		// The upstream forgot the session and refused the request unrun:
@@ -216,11 +218,12 @@ func (u *Upstream) Call(ctx context.Context, method string, params []byte) (Repl
 	return r, err
 }
 
-// TryStart is Call's fast path: when the upstream is connected and below its
-// in-flight limit, it sends the request and returns at once, and done runs
-// (on the connection's reader goroutine; it must not block) with the reply,
-// an error, or ErrTimeout after the call timeout. ok is false when the call
-// has to take the slow path, Call: not connected, or every slot busy.
+// TryStart is Call's fast path: when the upstream is connected, it sends
+// the request (or, with every in-flight slot busy, queues it until one is
+// free) and returns at once; done runs (on the connection's reader
+// goroutine; it must not block) with the reply, an error, or ErrTimeout
+// after the call timeout. ok is false when the call has to take the slow
+// path, Call: the upstream is not connected.
 func (u *Upstream) TryStart(method string, params []byte, done func(Reply, error)) (cancel func(), ok bool) {
 	return u.TryStartTag(method, params, nil, done)
 }
@@ -231,18 +234,30 @@ func (u *Upstream) TryStartTag(method string, params []byte, tag any, done func(
 	if conn == nil || conn.Err() != nil || u.withheld.Load() != nil {
 		return nil, false // an instance that withholds anything: Call checks
 	}
-	select {
-	case u.inflight <- struct{}{}:
-	default:
-		return nil, false
-	}
 	u.lastUse.Store(time.Now().UnixNano())
 	timeout := u.m.opts.CallTimeout
 	if t := u.Spec().CallTimeout.Std(); t > 0 {
 		timeout = t
 	}
-	cancel, err := conn.Start(method, params, timeout, tag, func(r Reply, err error) {
-		<-u.inflight
+	select {
+	case u.inflight <- struct{}{}:
+	default:
+		q := &queued{u: u, method: method, params: params, tag: tag, done: done, timeout: timeout, since: time.Now()}
+		u.enqueue(q)
+		return q.withdraw, true
+	}
+	cancel, err := u.start(conn, method, params, timeout, tag, done)
+	if err != nil {
+		u.release()
+		return nil, false
+	}
+	return cancel, true
+}
+
+// start sends a call on conn, holding a slot that the call's end releases.
+func (u *Upstream) start(conn *Conn, method string, params []byte, timeout time.Duration, tag any, done func(Reply, error)) (cancel func(), err error) {
+	return conn.Start(method, params, timeout, tag, func(r Reply, err error) {
+		u.release()
 		if errors.Is(err, ErrSessionMissing) {
 			// Refused unrun by an upstream that forgot the session: retry
 			// once on the next session (off the reader goroutine).
@@ -258,11 +273,6 @@ func (u *Upstream) TryStartTag(method string, params []byte, tag any, done func(
 		}
 		done(r, err)
 	})
-	if err != nil {
-		<-u.inflight
-		return nil, false
-	}
-	return cancel, true
 }
 
 // ErrTimeout is wrapped by errors of calls that ran out of time.

@@ -44,7 +44,7 @@ func testLogger(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Helper()
@@ -160,7 +160,7 @@ func TestHTTPTransports(t *testing.T) {
 
 // startHTTPFixture runs the fixture as an HTTP server and returns its
 // endpoint URL.
-func startHTTPFixture(t *testing.T, transport string, args ...string) string {
+func startHTTPFixture(t testing.TB, transport string, args ...string) string {
 	t.Helper()
 	return testbin.Listen(t, testWriter{t}, fixture, append([]string{"-transport", transport}, args...)...)
 }

@@ -33,10 +33,12 @@ type Reader struct {
 	max      int
 	maxDrain int64
 
-	draining  bool  // in a reported oversize line: drain the rest first
-	drained   int64 // bytes of that line so far
-	err       error // sticky: the stream is over
-	keepEmpty bool  // return empty lines too (text/event-stream)
+	draining  bool   // in a reported oversize line: drain the rest first
+	drained   int64  // bytes of that line so far
+	err       error  // sticky: the stream is over
+	keepEmpty bool   // return empty lines too (text/event-stream)
+	scratch   []byte // NextView's line when it spans buffer fills
+	pooled    bool   // from linePool: Release returns it
 }
 
 // DrainFactor times the cap is how long one oversize line may get before
@@ -46,6 +48,8 @@ const DrainFactor = 64
 // ErrLineTooLong ends a stream with a line longer than the drain limit.
 var ErrLineTooLong = errors.New("line exceeds the drain limit without a newline")
 
+// NewReader returns a reader of newline-delimited messages of at most max
+// bytes (DefaultMax when max <= 0) from r.
 func NewReader(r io.Reader, max int) *Reader {
 	if max <= 0 {
 		max = DefaultMax
@@ -53,13 +57,43 @@ func NewReader(r io.Reader, max int) *Reader {
 	return &Reader{r: bufio.NewReaderSize(r, 256<<10), max: max, maxDrain: DrainFactor * int64(max)}
 }
 
+// linePool keeps line readers with their buffers: an HTTP upstream reads
+// one short text/event-stream per request, and a fresh 16 KiB buffer per
+// stream was most of what such a request allocated.
+var linePool = sync.Pool{New: func() any {
+	return &Reader{r: bufio.NewReaderSize(nil, 16<<10), keepEmpty: true, pooled: true}
+}}
+
+// maxKeptScratch bounds the scratch buffer a pooled reader keeps.
+const maxKeptScratch = 256 << 10
+
 // NewLineReader is NewReader for line-based formats where empty lines
-// matter (text/event-stream): Next returns them as empty, non-nil slices.
+// matter (text/event-stream): Next and NextView return them as empty,
+// non-nil slices. The reader comes from a pool; Release returns it.
 func NewLineReader(r io.Reader, max int) *Reader {
-	f := NewReader(r, max)
-	f.r = bufio.NewReaderSize(r, 32<<10)
-	f.keepEmpty = true
+	if max <= 0 {
+		max = DefaultMax
+	}
+	f := linePool.Get().(*Reader)
+	f.r.Reset(r)
+	f.max, f.maxDrain = max, DrainFactor*int64(max)
 	return f
+}
+
+// Release returns a reader from NewLineReader to its pool; neither it nor
+// a line it returned may be used afterwards. Release of a reader from
+// NewReader does nothing.
+func (f *Reader) Release() {
+	if !f.pooled {
+		return
+	}
+	f.r.Reset(nil)
+	scratch := f.scratch[:0]
+	if cap(scratch) > maxKeptScratch {
+		scratch = nil
+	}
+	*f = Reader{r: f.r, keepEmpty: true, pooled: true, scratch: scratch}
+	linePool.Put(f)
 }
 
 // Oversize describes a drained message that exceeded the cap.
@@ -80,10 +114,17 @@ func (o *Oversize) Error() string {
 }
 
 // Next returns the next non-empty line without its line ending, in memory the
-// caller owns. An oversized line is reported as a *Oversize error; the reader
+// caller owns (see NextView for a line read in place). An oversized line is reported as a *Oversize error; the reader
 // stays usable. Other errors (io.EOF and ErrLineTooLong included) end the
 // stream.
-func (f *Reader) Next() ([]byte, error) {
+func (f *Reader) Next() ([]byte, error) { return f.next(false) }
+
+// NextView is Next without the copy: the line is only valid until the next
+// call (or Release). A line that fits the read buffer is returned in place.
+func (f *Reader) NextView() ([]byte, error) { return f.next(true) }
+
+// next reads the next line; view: in the read buffer or scratch.
+func (f *Reader) next(view bool) ([]byte, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
@@ -94,6 +135,9 @@ func (f *Reader) Next() ([]byte, error) {
 		}
 	}
 	var buf []byte
+	if view {
+		buf = f.scratch[:0]
+	}
 	for {
 		chunk, err := f.r.ReadSlice('\n')
 		if len(buf)+len(chunk) > f.max+2 { // +2: the line ending is not part of the message
@@ -106,13 +150,22 @@ func (f *Reader) Next() ([]byte, error) {
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			buf = append(buf, chunk...)
+			if view {
+				f.scratch = buf
+			}
 			continue
 		}
-		if buf == nil {
+		switch {
+		case view && len(buf) == 0:
+			buf = chunk // in place: valid until the next read
+		case buf == nil:
 			buf = make([]byte, len(chunk))
 			copy(buf, chunk)
-		} else {
+		default:
 			buf = append(buf, chunk...)
+			if view {
+				f.scratch = buf
+			}
 		}
 		line := bytes.TrimRight(buf, "\r\n")
 		if err != nil {
@@ -126,6 +179,9 @@ func (f *Reader) Next() ([]byte, error) {
 				return line[:0], nil
 			}
 			buf = nil
+			if view {
+				buf = f.scratch[:0]
+			}
 			continue
 		}
 		return line, nil

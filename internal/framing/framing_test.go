@@ -1,6 +1,7 @@
 package framing
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"slices"
@@ -90,5 +91,64 @@ func TestLineReaderKeepsEmptyLines(t *testing.T) {
 	}
 	if want := []string{"data: a", "", "", "data: b"}; !slices.Equal(got, want) {
 		t.Errorf("lines %q, want %q", got, want)
+	}
+}
+
+func TestLineReaderViews(t *testing.T) {
+	long := strings.Repeat("z", 40<<10) // longer than the pooled 16 KiB buffer
+	in := "a\r\n\nbb\n" + long + "\n" + strings.Repeat("o", 200) + "\nlast"
+	for round := range 3 { // the second and third rounds reuse pooled readers
+		r := NewLineReader(strings.NewReader(in), 100<<10)
+		var got []string
+		for {
+			l, err := r.NextView()
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					t.Fatal(err)
+				}
+				break
+			}
+			got = append(got, string(l)) // copied: a view lives until the next call
+		}
+		r.Release()
+		want := []string{"a", "", "bb", long, strings.Repeat("o", 200), "last"}
+		if len(got) != len(want) {
+			t.Fatalf("round %d: %d lines, want %d", round, len(got), len(want))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("round %d, line %d: %.20q (%d bytes), want %.20q (%d bytes)", round, i, got[i], len(got[i]), want[i], len(want[i]))
+			}
+		}
+	}
+	t.Run("oversize line in view mode", func(t *testing.T) {
+		r := NewLineReader(strings.NewReader(`{"id":5,"x":"`+strings.Repeat("x", 64<<10)+"\"}\nnext\n"), 1<<10)
+		defer r.Release()
+		_, err := r.NextView()
+		var o *Oversize
+		if !errors.As(err, &o) || string(o.ID) != "5" {
+			t.Fatalf("%v, want Oversize with id 5", err)
+		}
+		if l, err := r.NextView(); err != nil || string(l) != "next" {
+			t.Fatalf("after the oversize line: %q %v", l, err)
+		}
+	})
+}
+
+// BenchmarkLineReaderView reads a short text/event-stream answer with a
+// pooled reader: no allocation per stream or per line.
+func BenchmarkLineReaderView(b *testing.B) {
+	body := []byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n\n")
+	src := bytes.NewReader(body)
+	b.ReportAllocs()
+	for b.Loop() {
+		src.Reset(body)
+		r := NewLineReader(src, DefaultMax)
+		for {
+			if _, err := r.NextView(); err != nil {
+				break
+			}
+		}
+		r.Release()
 	}
 }
