@@ -61,7 +61,7 @@ type startRun struct {
 	listed      time.Duration // spawn → first complete tools/list
 	lists       int           // tools/list requests until one was complete
 	tools       int           // tools in it
-	firstSpawn  time.Duration // spawn → first fixture start
+	firstSpawn  time.Duration // spawn → first fixture start; -1 when none started before the stop
 	starting    int           // most fixtures between start and ready at once
 }
 
@@ -93,7 +93,9 @@ func startupSuite(dir, hubBin, fixture string) {
 			// stored every upstream's inventory.
 			cache := i+1 < len(cases) && cases[i+1].warm && !c.warm
 			run, err := startOnce(dir, hubBin, fixture, data, c, cache)
-			check(err)
+			if err != nil {
+				check(fmt.Errorf("case %q, %d upstreams: %w", c.label, c.n, err))
+			}
 			res[i] = append(res[i], run)
 		}
 	}
@@ -113,8 +115,17 @@ func startupSuite(dir, hubBin, fixture string) {
 		}
 		listed := field(func(r startRun) time.Duration { return r.listed })
 		spawned := "–"
-		if c.n > 0 {
-			spawned = fmt.Sprintf("%.1f", median(field(func(r startRun) time.Duration { return r.firstSpawn }))/1e6)
+		var spawns []float64
+		for _, r := range rs {
+			if r.firstSpawn >= 0 {
+				spawns = append(spawns, float64(r.firstSpawn))
+			}
+		}
+		if c.n > 0 && len(spawns) > 0 {
+			spawned = fmt.Sprintf("%.1f", median(spawns)/1e6)
+			if len(spawns) < len(rs) {
+				spawned += fmt.Sprintf(" (%d of %d starts; the others were done before any)", len(spawns), len(rs))
+			}
 		}
 		fmt.Printf("| %s | %d | %d | %s | %.1f | %s | %s | %s | %s |\n", c.label, c.n, rs[0].tools, spawned,
 			median(field(func(r startRun) time.Duration { return r.initialized }))/1e6, msSpread(listed),
@@ -262,6 +273,11 @@ func awaitCache(ctx context.Context, data string, n int) error {
 // the time from t0 to the first start.
 func fixtureStarts(path string, t0 time.Time) (most int, first time.Duration, err error) {
 	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		// A warm start can serve its list from the cache and be stopped
+		// before any fixture started.
+		return 0, -1, nil
+	}
 	if err != nil {
 		return 0, 0, err
 	}
