@@ -56,11 +56,14 @@ func Status(ctx context.Context, e *Env) int {
 			}
 			if r.Spec.Scope != upstream.ScopeShared && state != "-" {
 				// Its instances run per client session.
-				n := 0
+				n, sessions := 0, ""
 				if s, ok := stats[r.Spec.Name]; ok {
 					n = s.Instances
+					if len(s.Sessions) > 0 {
+						sessions = " for " + strings.Join(s.Sessions, ", ")
+					}
 				}
-				state += fmt.Sprintf(" (scope %s, %d %s)", r.Spec.Scope, n, plural(n, "instance", "instances"))
+				state += fmt.Sprintf(" (scope %s, %d %s%s)", r.Spec.Scope, n, plural(n, "instance", "instances"), sessions)
 			}
 			if r.Approval != upstream.ApprovalApproved || !r.Approved() {
 				state = string(upstream.StatePending)

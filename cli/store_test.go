@@ -190,7 +190,7 @@ func TestStatus(t *testing.T) {
 }
 
 // TestStatusInstances: a per-session upstream's line counts the instances
-// the running hub reported.
+// the running hub reported and names the client sessions they run for.
 func TestStatusInstances(t *testing.T) {
 	s := newSetup(t, "")
 	st := s.store(t)
@@ -203,12 +203,13 @@ func TestStatusInstances(t *testing.T) {
 		Approval: upstream.ApprovalApproved, ApprovedHash: spec.Fingerprint()}); err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range []int{3, 1} {
-		if err := st.SaveStatus(ctx, upstream.Status{Name: "browser", State: upstream.StateConnected, Tools: 2, Instances: n}); err != nil {
+	for _, sessions := range [][]string{{"3f2a9c1b", "stdio-1", "stateless-4"}, {"stdio-1"}} {
+		n := len(sessions)
+		if err := st.SaveStatus(ctx, upstream.Status{Name: "browser", State: upstream.StateConnected, Tools: 2, Instances: n, Sessions: sessions}); err != nil {
 			t.Fatal(err)
 		}
 		o := s.run(t, Status, "status")
-		want := fmt.Sprintf(`(?m)^browser +CONNECTED \(scope session, %d instances?\) +2 +approved `, n)
+		want := fmt.Sprintf(`(?m)^browser +CONNECTED \(scope session, %d instances? for %s\) +2 +approved `, n, regexp.QuoteMeta(strings.Join(sessions, ", ")))
 		if o.code != ExitOK || !regexp.MustCompile(want).MatchString(o.stdout) {
 			t.Errorf("status with %d instances lacks %s:\n%s", n, want, o.stdout)
 		}

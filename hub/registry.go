@@ -486,7 +486,7 @@ func (h *Hub) saveLoop() {
 				}
 			}
 			st := u.Status()
-			if prev, ok := savedState[name]; !ok || prev.State != st.State || prev.LastError != st.LastError || prev.PID != st.PID || prev.Tools != st.Tools || prev.Instances != st.Instances {
+			if prev, ok := savedState[name]; !ok || prev.State != st.State || prev.LastError != st.LastError || prev.PID != st.PID || prev.Tools != st.Tools || !slices.Equal(prev.Sessions, st.Sessions) {
 				if err := h.opts.Store.SaveStatus(ctx, st); err != nil {
 					h.logger.Warn("save status", "upstream", name, "err", err)
 				} else {

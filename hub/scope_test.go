@@ -187,11 +187,16 @@ func TestSessionScopeState(t *testing.T) {
 		}
 	}
 	// The status the hub reports to the store (what mcp-hub status shows)
-	// counts the two instances.
+	// counts the two instances and names the sessions they run for.
 	st := h.opts.Store.(testStore).Store
-	eventually(t, 10*time.Second, "the stored status to count 2 instances", func() bool {
+	u, _ := h.Manager().Get("fx")
+	want := u.Status().Sessions
+	if len(want) != 2 || want[0] == want[1] {
+		t.Fatalf("the upstream's status names the sessions %q, want 2 different ones", want)
+	}
+	eventually(t, 10*time.Second, "the stored status to name the 2 sessions", func() bool {
 		stats, err := st.Statuses(context.Background())
-		return err == nil && stats["fx"].Instances == 2
+		return err == nil && stats["fx"].Instances == 2 && slices.Equal(stats["fx"].Sessions, want)
 	})
 }
 

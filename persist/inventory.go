@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/upstream"
@@ -83,6 +84,7 @@ type statusRow struct {
 	PID        int    `db:"pid"`
 	Tools      int    `db:"tools"`
 	Instances  int    `db:"instances"`
+	Sessions   string `db:"instance_sessions"`
 	Attempts   int    `db:"attempts"`
 	Since      string `db:"since"`
 	ReportedAt string `db:"reported_at"`
@@ -102,13 +104,14 @@ func (s *Store) SaveStatus(ctx context.Context, st upstream.Status) error {
 			return fmt.Errorf("save status of %q: %w", st.Name, err)
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO upstream_status
-			(upstream_id, state, last_error, pid, tools, instances, attempts, since, reported_at, hub_pid)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			(upstream_id, state, last_error, pid, tools, instances, instance_sessions, attempts, since, reported_at, hub_pid)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (upstream_id) DO UPDATE SET
 			state = excluded.state, last_error = excluded.last_error, pid = excluded.pid,
-			tools = excluded.tools, instances = excluded.instances, attempts = excluded.attempts,
+			tools = excluded.tools, instances = excluded.instances, instance_sessions = excluded.instance_sessions,
+			attempts = excluded.attempts,
 			since = excluded.since, reported_at = excluded.reported_at, hub_pid = excluded.hub_pid`,
-			id, string(st.State), st.LastError, st.PID, st.Tools, st.Instances, st.Attempts,
+			id, string(st.State), st.LastError, st.PID, st.Tools, st.Instances, strings.Join(st.Sessions, ","), st.Attempts,
 			formatTime(st.Since), formatTime(s.stamp()), os.Getpid())
 		if err != nil {
 			return fmt.Errorf("save status of %q: %w", st.Name, err)
@@ -121,7 +124,7 @@ func (s *Store) SaveStatus(ctx context.Context, st upstream.Status) error {
 // by name.
 func (s *Store) Statuses(ctx context.Context) (map[string]StoredStatus, error) {
 	var rows []statusRow
-	err := s.db.SelectContext(ctx, &rows, `SELECT u.name, s.state, s.last_error, s.pid, s.tools, s.instances, s.attempts,
+	err := s.db.SelectContext(ctx, &rows, `SELECT u.name, s.state, s.last_error, s.pid, s.tools, s.instances, s.instance_sessions, s.attempts,
 		s.since, s.reported_at, s.hub_pid FROM upstream_status s JOIN upstreams u ON u.id = s.upstream_id`)
 	if err != nil {
 		return nil, fmt.Errorf("list statuses: %w", err)
@@ -133,9 +136,13 @@ func (s *Store) Statuses(ctx context.Context) (map[string]StoredStatus, error) {
 		if err := errors.Join(err1, err2); err != nil {
 			return nil, fmt.Errorf("status of %q: %w", r.Name, err)
 		}
+		var sessions []string
+		if r.Sessions != "" {
+			sessions = strings.Split(r.Sessions, ",")
+		}
 		out[r.Name] = StoredStatus{
 			Status: upstream.Status{Name: r.Name, State: upstream.State(r.State), LastError: r.LastError,
-				PID: r.PID, Tools: r.Tools, Instances: r.Instances, Attempts: r.Attempts, Since: since},
+				PID: r.PID, Tools: r.Tools, Instances: r.Instances, Sessions: sessions, Attempts: r.Attempts, Since: since},
 			ReportedAt: at, HubPID: r.HubPID,
 		}
 	}

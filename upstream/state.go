@@ -53,6 +53,8 @@ type Status struct {
 	// Instances is the number of per-session instances running (scope
 	// session, or auto once switched); 0 for a shared upstream.
 	Instances int `json:"instances,omitempty"`
+	// Sessions labels the client sessions those instances run for, sorted.
+	Sessions []string `json:"sessions,omitempty"`
 	// Attempts counts consecutive failed attempts.
 	Attempts int `json:"attempts,omitempty"`
 	// NextRetry is when the next automatic attempt is due; zero when none

@@ -95,7 +95,11 @@ func (u *Upstream) Status() Status {
 	u.mu.Unlock()
 	u.insts.mu.Lock()
 	s.Instances = len(u.insts.list)
+	for _, i := range u.insts.list {
+		s.Sessions = append(s.Sessions, i.label)
+	}
 	u.insts.mu.Unlock()
+	slices.Sort(s.Sessions)
 	return s
 }
 
