@@ -37,7 +37,8 @@ test: deps
 # The team setup of deploy/README.md end to end: 3 mcp-hub replicas, HAProxy
 # with deploy/haproxy.cfg and PostgreSQL, all on this machine (failover,
 # propagation, a store outage, throughput through 1 and 3 replicas). About
-# 3 to 4 minutes on a busy 2-core machine; CI runs it after make test.
+# 90 s on a quiet 2-core machine, 3 to 4 minutes on a busy one; CI runs it
+# after make test.
 test-team:
 	./scripts/team-deps.sh
 	MCPHUB_TEST_TEAM=1 $(GO) test -race -count=1 -timeout 10m -v -run 'TestTeam' ./deploy/
