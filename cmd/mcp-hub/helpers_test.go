@@ -318,10 +318,19 @@ func cli(t *testing.T, dataDir string, args ...string) (string, int) {
 // cliConfig runs an mcp-hub command on dataDir and a config file.
 func cliConfig(t *testing.T, dataDir, cfg string, args ...string) (string, int) {
 	t.Helper()
+	return runCLI(t, dataDir, cfg, "", nil, args...)
+}
+
+// runCLI runs an mcp-hub command on dataDir and a config file, with stdin
+// and extra environment, and returns its stdout and stderr together and
+// its exit code.
+func runCLI(t *testing.T, dataDir, cfg, stdin string, env []string, args ...string) (string, int) {
+	t.Helper()
 	// The command, then the flags: args may end with "-- COMMAND ARGS...".
 	full := append([]string{args[0], "--data-dir", dataDir, "--config", cfg}, args[1:]...)
 	cmd := exec.Command(hubBin, full...)
-	cmd.Env = append(os.Environ(), "MCP_HUB_CONFIG=")
+	cmd.Env = append(append(os.Environ(), "MCP_HUB_CONFIG="), env...)
+	cmd.Stdin = strings.NewReader(stdin)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -33,20 +30,8 @@ func (f oauthFixture) pat(t *testing.T) string {
 // hubCLIStdin runs an mcp-hub command with stdin.
 func hubCLIStdin(t *testing.T, out *outputs, data, cfg, stdin string, args ...string) (string, int) {
 	t.Helper()
-	full := append([]string{args[0], "--data-dir", data, "--config", cfg}, args[1:]...)
-	cmd := exec.Command(hubBin, full...)
-	cmd.Env = append(os.Environ(), "MCP_HUB_CONFIG=")
-	cmd.Stdin = strings.NewReader(stdin)
-	var b bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &b, &b
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.add("mcp-hub "+strings.Join(args, " "), b.String()), code
+	o, code := runCLI(t, data, cfg, stdin, nil, args...)
+	return out.add("mcp-hub "+strings.Join(args, " "), o), code
 }
 
 // TestOAuthPastedToken is issue 13's third way to log in: a personal

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -214,19 +213,8 @@ func (h *oauthHub) get(path, token string) string {
 // follows redirects (the conformance client's -browse mode).
 func hubCLI(t *testing.T, out *outputs, data, cfg string, args ...string) (string, int) {
 	t.Helper()
-	full := append([]string{args[0], "--data-dir", data, "--config", cfg}, args[1:]...)
-	cmd := exec.Command(hubBin, full...)
-	cmd.Env = append(os.Environ(), "MCP_HUB_CONFIG=", "BROWSER="+ccBin+" -browse")
-	var b bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &b, &b
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.add("mcp-hub "+strings.Join(args, " "), b.String()), code
+	o, code := runCLI(t, data, cfg, "", []string{"BROWSER=" + ccBin + " -browse"}, args...)
+	return out.add("mcp-hub "+strings.Join(args, " "), o), code
 }
 
 // TestOAuthLoginRefreshRevoke is issue 13's end-to-end test: an upstream
