@@ -188,25 +188,8 @@ func (f *httpFront) awaitResponse(w http.ResponseWriter, r *http.Request, hs *ht
 		hs.mu.Unlock()
 		hs.touch()
 	}()
-	var flusher http.Flusher
-	streaming := false
-	// event writes a message as an SSE event, turning the response into
-	// an event stream first.
-	event := func(data []byte) {
-		if !streaming {
-			streaming = true
-			w.Header().Set("Content-Type", "text/event-stream")
-			w.Header().Set("Cache-Control", "no-cache")
-			w.WriteHeader(http.StatusOK)
-			flusher, _ = w.(http.Flusher)
-		}
-		writeEvent(w, data)
-	}
-	flush := func() {
-		if flusher != nil {
-			flusher.Flush()
-		}
-	}
+	ev := &eventWriter{w: w}
+	event, flush := ev.event, ev.flush
 	for {
 		select {
 		case ev := <-p.events:
@@ -214,7 +197,7 @@ func (f *httpFront) awaitResponse(w http.ResponseWriter, r *http.Request, hs *ht
 			flush()
 		case data, ok := <-p.final:
 			if !ok {
-				if !streaming {
+				if !ev.streaming {
 					rpcHTTPError(w, http.StatusNotFound, "the session closed")
 				}
 				return
@@ -228,7 +211,7 @@ func (f *httpFront) awaitResponse(w http.ResponseWriter, r *http.Request, hs *ht
 					drained = true
 				}
 			}
-			if streaming {
+			if ev.streaming {
 				event(data)
 				flush()
 				return
@@ -243,6 +226,33 @@ func (f *httpFront) awaitResponse(w http.ResponseWriter, r *http.Request, hs *ht
 			// disconnect is not a cancellation); the response is dropped.
 			return
 		}
+	}
+}
+
+// eventWriter answers a POST as JSON until a message must go before the
+// answer: then the response turns into an event stream.
+type eventWriter struct {
+	w         http.ResponseWriter
+	flusher   http.Flusher
+	streaming bool // the response is an event stream
+}
+
+// event writes a message as an SSE event, turning the response into an
+// event stream first.
+func (e *eventWriter) event(data []byte) {
+	if !e.streaming {
+		e.streaming = true
+		e.w.Header().Set("Content-Type", "text/event-stream")
+		e.w.Header().Set("Cache-Control", "no-cache")
+		e.w.WriteHeader(http.StatusOK)
+		e.flusher, _ = e.w.(http.Flusher)
+	}
+	writeEvent(e.w, data)
+}
+
+func (e *eventWriter) flush() {
+	if e.flusher != nil {
+		e.flusher.Flush()
 	}
 }
 

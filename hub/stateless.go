@@ -523,23 +523,8 @@ func headerMatches(h string, arg json.RawMessage) bool {
 // found: 404; invalid params, unsupported version, missing capability:
 // 400) gets it when the answer is not streamed.
 func (f *httpFront) awaitStateless(w http.ResponseWriter, r *http.Request, out *statelessOut) {
-	var flusher http.Flusher
-	streaming := false
-	event := func(data []byte) {
-		if !streaming {
-			streaming = true
-			w.Header().Set("Content-Type", "text/event-stream")
-			w.Header().Set("Cache-Control", "no-cache")
-			w.WriteHeader(http.StatusOK)
-			flusher, _ = w.(http.Flusher)
-		}
-		writeEvent(w, data)
-	}
-	flush := func() {
-		if flusher != nil {
-			flusher.Flush()
-		}
-	}
+	ev := &eventWriter{w: w}
+	event, flush := ev.event, ev.flush
 	tick := time.NewTicker(f.opts.KeepAlive)
 	defer tick.Stop()
 	for {
@@ -556,7 +541,7 @@ func (f *httpFront) awaitStateless(w http.ResponseWriter, r *http.Request, out *
 					drained = true
 				}
 			}
-			if streaming {
+			if ev.streaming {
 				event(data)
 				flush()
 				return
@@ -564,14 +549,14 @@ func (f *httpFront) awaitStateless(w http.ResponseWriter, r *http.Request, out *
 			writeJSON(w, errorStatus(data), data)
 			return
 		case <-tick.C:
-			if streaming {
+			if ev.streaming {
 				_, _ = w.Write([]byte(": keep-alive\n\n"))
 				flush()
 			}
 		case <-r.Context().Done():
 			return
 		case <-f.h.stop:
-			if !streaming {
+			if !ev.streaming {
 				rpcHTTPError(w, http.StatusServiceUnavailable, "the hub is shutting down")
 			}
 			return
