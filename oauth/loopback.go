@@ -38,7 +38,16 @@ func (c *Client) fetch(ctx context.Context, args *auth.AuthorizationArgs) (*auth
 	results := make(chan callback, 1)
 	srv := &http.Server{Handler: callbackHandler(results), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
+	// Shut down, not Close: the redirect's page ("logged in") is still
+	// being written when its result arrives here, and Close would cut it
+	// off (the browser then shows a failed page for a login that worked).
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if srv.Shutdown(sctx) != nil {
+			_ = srv.Close()
+		}
+	}()
 
 	wctx, cancel := context.WithTimeout(ctx, c.a.opts.AuthTimeout)
 	defer cancel()
