@@ -192,8 +192,8 @@ func (f *httpFront) awaitResponse(w http.ResponseWriter, r *http.Request, hs *ht
 	event, flush := ev.event, ev.flush
 	for {
 		select {
-		case ev := <-p.events:
-			event(ev)
+		case msg := <-p.events:
+			event(msg)
 			flush()
 		case data, ok := <-p.final:
 			if !ok {
@@ -202,18 +202,7 @@ func (f *httpFront) awaitResponse(w http.ResponseWriter, r *http.Request, hs *ht
 				}
 				return
 			}
-			// Messages that came before the response go first.
-			for drained := false; !drained; {
-				select {
-				case ev := <-p.events:
-					event(ev)
-				default:
-					drained = true
-				}
-			}
-			if ev.streaming {
-				event(data)
-				flush()
+			if ev.final(p.events, data) {
 				return
 			}
 			w.Header().Set("Content-Type", "application/json")
@@ -248,6 +237,26 @@ func (e *eventWriter) event(data []byte) {
 		e.flusher, _ = e.w.(http.Flusher)
 	}
 	writeEvent(e.w, data)
+}
+
+// final writes the response after the messages queued before it: as the
+// last event when the answer is an event stream (it reports true), else
+// it leaves the response to the caller (false).
+func (e *eventWriter) final(events <-chan []byte, data []byte) bool {
+	for drained := false; !drained; {
+		select {
+		case msg := <-events:
+			e.event(msg)
+		default:
+			drained = true
+		}
+	}
+	if !e.streaming {
+		return false
+	}
+	e.event(data)
+	e.flush()
+	return true
 }
 
 func (e *eventWriter) flush() {

@@ -529,21 +529,11 @@ func (f *httpFront) awaitStateless(w http.ResponseWriter, r *http.Request, out *
 	defer tick.Stop()
 	for {
 		select {
-		case ev := <-out.events:
-			event(ev)
+		case msg := <-out.events:
+			event(msg)
 			flush()
 		case data := <-out.final:
-			for drained := false; !drained; {
-				select {
-				case ev := <-out.events:
-					event(ev)
-				default:
-					drained = true
-				}
-			}
-			if ev.streaming {
-				event(data)
-				flush()
+			if ev.final(out.events, data) {
 				return
 			}
 			writeJSON(w, errorStatus(data), data)
