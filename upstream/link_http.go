@@ -374,13 +374,8 @@ func (l *streamLink) readEvents(body io.Reader, lastID string, retry time.Durati
 	r := newSSEReader(body, l.max, lastID, retry)
 	defer r.release()
 	for {
-		ev, err := r.next()
+		ev, err := r.nextFor(l.s)
 		if err != nil {
-			var o *framing.Oversize
-			if errors.As(err, &o) {
-				l.s.oversize(o)
-				continue
-			}
 			return r.lastEventID(lastID), r.retry
 		}
 		if ev.event == "" && len(wire.TrimSpace(ev.data)) > 0 {

@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"sync"
 
-	"github.com/mcp-hub/mcp-hub/internal/framing"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
 )
 
@@ -81,13 +80,8 @@ func (l *sseLink) start(ctx context.Context) error {
 		defer drainClose(resp.Body)
 		sawEndpoint := false
 		for {
-			ev, err := r.next()
+			ev, err := r.nextFor(l.s)
 			if err != nil {
-				var o *framing.Oversize
-				if errors.As(err, &o) {
-					l.s.oversize(o)
-					continue
-				}
 				if !sawEndpoint {
 					endpoint <- fmt.Errorf("SSE stream ended before the endpoint event: %w", err)
 					return

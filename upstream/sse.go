@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"strconv"
 	"sync"
@@ -118,6 +119,20 @@ func (s *sseReader) next() (sseEvent, error) {
 			}
 			return sseEvent{}, err
 		}
+	}
+}
+
+// nextFor returns the next event, reporting to s every oversize event it
+// drains on the way; the error ends the stream.
+func (s *sseReader) nextFor(k sink) (sseEvent, error) {
+	for {
+		ev, err := s.next()
+		var o *framing.Oversize
+		if errors.As(err, &o) {
+			k.oversize(o)
+			continue
+		}
+		return ev, err
 	}
 }
 
