@@ -96,6 +96,7 @@ type Hub struct {
 	starting    atomic.Bool      // Start is running: not ready
 	reconcileMu sync.Mutex       // serializes reconcile
 	pins        pinState         // tool pins and what they hold back
+	digests     digestKey        // the key of the digests approvals are bound to
 	// statelessAsks are the requests the hub sent stateless clients, by
 	// raw id, to the session that waits for the answer.
 	statelessAsks sync.Map
