@@ -1,0 +1,54 @@
+package console
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// Issue 26 item 3: the approvals page carried each pending spec's approval
+// fingerprint, an unkeyed SHA-256 over the spec with its literal env
+// values: trying values reproduced it, and so revealed a DB_PIN the page
+// shows as ***. Now every digest on the page is keyed with the hub's
+// secret: trying values finds nothing, and two hubs show the same spec
+// with different digests.
+func TestConsoleDigestsAreKeyed(t *testing.T) {
+	spec := fixtureSpec("pinned", "-only", "echo")
+	spec.Env = map[string]string{"DB_PIN": "420815"}
+	hexRE := regexp.MustCompile(`[0-9a-f]{16,}`)
+	var forms []string
+	for range 2 {
+		e := startEnv(t, nil)
+		e.register(spec)
+		b := e.login()
+		page := b.page("/ui/approvals")
+		if strings.Contains(page, "420815") {
+			t.Fatal("the page shows the secret value")
+		}
+		// What an attacker with the page does: try values until a digest
+		// of the spec matches one on the page.
+		found := ""
+		for pin := 420800; pin < 420830; pin++ {
+			try := spec
+			try.Env = map[string]string{"DB_PIN": fmt.Sprint(pin)}
+			fp := try.Fingerprint()
+			for _, h := range hexRE.FindAllString(page, -1) {
+				if strings.HasPrefix(fp, h) || strings.HasPrefix(h, fp) {
+					found = fmt.Sprint(pin)
+				}
+			}
+		}
+		if found != "" {
+			t.Fatalf("the page holds an unkeyed digest of the spec: trying values recovered DB_PIN=%s", found)
+		}
+		m := regexp.MustCompile(`action="/ui/approvals/pinned/approve" data-action>\s*<input type="hidden" name="csrf" value="[^"]+"><input type="hidden" name="digest" value="([0-9a-f]+)">`).FindStringSubmatch(page)
+		if m == nil {
+			t.Fatalf("no approve form with a digest:\n%s", page)
+		}
+		forms = append(forms, m[1])
+	}
+	if forms[0] == forms[1] {
+		t.Errorf("two hubs show the same spec with the same digest %s: it is not keyed per hub", forms[0])
+	}
+}
