@@ -102,9 +102,9 @@ func (c *Console) answer(w http.ResponseWriter, r *http.Request, s *session, bac
 	status := http.StatusOK
 	if err != nil {
 		status = statusOf(err)
-		res.Message = redact.Text(err.Error())
+		res.Message = err.Error()
 	}
-	res.Message = redact.Text(res.Message)
+	res.Message = redact.Error(res.Message)
 	if wantsJSON(r) {
 		writeJSON(w, status, res)
 		return
@@ -190,6 +190,11 @@ func (c *Console) reject(ctx context.Context, name string) (string, error) {
 // decideChanges approves or declines an upstream's tool changes as the
 // person saw them: digest is that of the diff the page showed.
 func (c *Console) decideChanges(ctx context.Context, name, dig string, approve bool) (string, error) {
+	if st := c.h.Store(); st != nil {
+		if _, err := st.Get(ctx, name); errors.Is(err, upstream.ErrNotFound) {
+			return "", notFound(name)
+		}
+	}
 	ch, err := c.h.ToolChanges(ctx, name)
 	if err != nil {
 		return "", fmt.Errorf("cannot read the tool pins: %w", err)

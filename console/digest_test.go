@@ -52,3 +52,17 @@ func TestConsoleDigestsAreKeyed(t *testing.T) {
 		t.Errorf("two hubs show the same spec with the same digest %s: it is not keyed per hub", forms[0])
 	}
 }
+
+// Issue 26: the console's answers quote a bounded prefix of what a request
+// named (here a server name of 400 KB in the path).
+func TestConsoleErrorsQuoteABoundedPrefix(t *testing.T) {
+	e := startEnv(t, nil)
+	b := e.login()
+	long := strings.Repeat("n", 400<<10)
+	for _, path := range []string{"/ui/servers/" + long + "/restart", "/ui/approvals/" + long + "/approve", "/ui/changes/" + long + "/approve"} {
+		code, out := b.post(path, nil)
+		if len(out.Message) > 8<<10 || code/100 != 4 {
+			t.Errorf("POST %.40s…: %d, message of %d bytes, want a 4xx of at most 8 KiB: %.200s", path, code, len(out.Message), out.Message)
+		}
+	}
+}

@@ -108,7 +108,7 @@ func (c *Console) servePage(w http.ResponseWriter, r *http.Request, s *session) 
 		return
 	}
 	if err != nil {
-		c.refuse(w, r, statusOf(err), redact.Text(err.Error()))
+		c.refuse(w, r, statusOf(err), redact.Error(err.Error()))
 		return
 	}
 	p := page{Name: name, Title: title, CSRF: s.csrf, Flash: s.takeFlash(), Data: data, Digest: digestHex(digestBefore)}

@@ -244,8 +244,10 @@ func (h *Hub) lifecycleTool(verb string) func(context.Context, *mcp.CallToolRequ
 	}
 }
 
+// errResult is an admin tool's error; its text is bounded (redact.Bound),
+// as every error the hub shows.
 func errResult(msg string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: redact.Bound(msg)}}}
 }
 
 func okResult(text string, structured any) *mcp.CallToolResult {

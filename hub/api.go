@@ -192,7 +192,7 @@ func writeAPI(w http.ResponseWriter, okStatus int, server string, res adminResul
 		errors.As(err, &ae)
 		w.WriteHeader(ae.status)
 		_ = json.NewEncoder(w).Encode(map[string]any{
-			"error": ae.code, "message": redact.Text(ae.msg), "server": server, "timestamp": time.Now().UTC().Format(time.RFC3339),
+			"error": ae.code, "message": redact.Error(ae.msg), "server": redact.Bound(server), "timestamp": time.Now().UTC().Format(time.RFC3339),
 		})
 		return
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/catalog"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -561,7 +562,7 @@ func (h *Hub) removeSession(s *session) {
 // complete: a tool error (isError), so the model sees why.
 func toolResultError(msg string) []byte {
 	b, _ := json.Marshal(map[string]any{
-		"content": []map[string]string{{"type": "text", "text": msg}},
+		"content": []map[string]string{{"type": "text", "text": redact.Bound(msg)}},
 		"isError": true,
 	})
 	return b

@@ -61,9 +61,9 @@ func maskErr(err error) error {
 	}
 	var ae *adminError
 	if errors.As(err, &ae) {
-		return &adminError{ae.status, ae.code, redact.Text(ae.msg)}
+		return &adminError{ae.status, ae.code, redact.Error(ae.msg)}
 	}
-	return errors.New(redact.Text(err.Error()))
+	return errors.New(redact.Error(err.Error()))
 }
 
 // ErrorStatus returns the HTTP status the REST API answers an operation's

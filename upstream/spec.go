@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -226,7 +227,8 @@ func (d Duration) Std() time.Duration { return time.Duration(d) }
 // [NamePattern] and is not reserved for the hub ("hub" or "hub_…").
 func ValidName(name string) error {
 	if !nameRE.MatchString(name) {
-		return fmt.Errorf("invalid name %q: must match %s", name, NamePattern)
+		// Bounded: the name can be anything (a megabyte) from anywhere.
+		return errors.New(redact.Bound(fmt.Sprintf("invalid name %q: must match %s", name, NamePattern)))
 	}
 	if strings.EqualFold(name, "hub") || strings.HasPrefix(strings.ToLower(name), "hub_") {
 		return fmt.Errorf("invalid name %q: \"hub\" and names starting \"hub_\" are reserved for the hub (names must match %s)", name, NamePattern)
@@ -243,7 +245,7 @@ type FieldError struct {
 func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
 
 func fieldErr(field, format string, args ...any) error {
-	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+	return &FieldError{Field: field, Msg: redact.Bound(fmt.Sprintf(format, args...))} // it may quote any input
 }
 
 // InferTransport returns the transport implied by the spec's fields when
