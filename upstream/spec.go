@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -272,6 +273,9 @@ func (s *Spec) InferTransport() Transport {
 func (s *Spec) Validate() error {
 	if err := ValidName(s.Name); err != nil {
 		return &FieldError{Field: "name", Msg: err.Error()}
+	}
+	if err := noNUL(reflect.ValueOf(s).Elem(), ""); err != nil {
+		return err
 	}
 	s.Transport = s.InferTransport()
 	switch s.Transport {
