@@ -1,10 +1,14 @@
 package console
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // Issue 26 item 3: the approvals page carried each pending spec's approval
@@ -64,5 +68,28 @@ func TestConsoleErrorsQuoteABoundedPrefix(t *testing.T) {
 		if len(out.Message) > 8<<10 || code/100 != 4 {
 			t.Errorf("POST %.40s…: %d, message of %d bytes, want a 4xx of at most 8 KiB: %.200s", path, code, len(out.Message), out.Message)
 		}
+	}
+}
+
+// Issue 26: the approvals page says which tool names approving a server
+// takes over from the servers that serve them now, as mcp-hub approve.
+func TestConsoleApprovalNamesTakeovers(t *testing.T) {
+	e := startEnv(t, nil)
+	zgood := fixtureSpec("zgood", "-only", "echo")
+	if _, err := e.store.Create(context.Background(), upstream.Registration{Spec: zgood, Source: upstream.SourceAdmin,
+		Approval: upstream.ApprovalApproved, ApprovedHash: zgood.Fingerprint(), Enabled: true, AutoConnect: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.h.Apply(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "zgood's listing in the store", func() bool {
+		invs, _ := e.st.Inventories(context.Background())
+		return len(invs["zgood"].Tools) == 1
+	})
+	e.register(fixtureSpec("agood", "-only", "echo"))
+	page := e.login().text("/ui/approvals")
+	if !strings.Contains(page, "A tool it lists under one of these names takes it over: `echo` from `zgood`") {
+		t.Errorf("the approvals page does not name the takeover:\n%s", page)
 	}
 }

@@ -273,7 +273,7 @@ func (c *Console) serverData(ctx context.Context, name string) (serverPage, erro
 		if r, err := st.Get(ctx, name); err == nil {
 			spec = r.Spec
 			if !r.Approved() {
-				p.Review = redact.Text(hub.ApprovalPrompt(r))
+				p.Review = redact.Text(hub.ApprovalPrompt(r, c.h.TakeoverNote(ctx, r)))
 			}
 		}
 	}
@@ -439,7 +439,7 @@ func (c *Console) approvalsData(ctx context.Context) (approvalsPage, error) {
 		if err != nil {
 			return approvalsPage{}, err
 		}
-		ps := pendingServer{Name: r.Spec.Name, Prompt: redact.Text(hub.ApprovalPrompt(r)), Digest: d,
+		ps := pendingServer{Name: r.Spec.Name, Prompt: redact.Text(hub.ApprovalPrompt(r, c.h.TakeoverNote(ctx, r))), Digest: d,
 			Rejected: r.Approval == upstream.ApprovalRejected}
 		if ps.Rejected {
 			rejected = append(rejected, ps)

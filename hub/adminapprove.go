@@ -101,7 +101,7 @@ func (h *Hub) elicitApprover(req *mcp.CallToolRequest) approver {
 			return pending, nil
 		}
 		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{
-			Message:         approvalMessage(spec, what),
+			Message:         approvalMessage(spec, what, h.TakeoverNote(ctx, upstream.Registration{Spec: spec})),
 			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
 		})
 		if err != nil {
@@ -119,8 +119,11 @@ func (h *Hub) elicitApprover(req *mcp.CallToolRequest) approver {
 
 // approvalMessage shows a person exactly what would run, never truncated,
 // with warnings for what deserves a second look.
-func approvalMessage(spec upstream.Spec, what string) string {
+func approvalMessage(spec upstream.Spec, what, takeover string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "An AI client asks mcp-hub to %s the MCP server %q. Approve only if you asked for this. Approving lets it:\n\n%s", what, spec.Name, spec.Review())
+	if takeover != "" {
+		b.WriteString("\n\n" + takeover)
+	}
 	return b.String()
 }
