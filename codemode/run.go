@@ -43,6 +43,13 @@ type ProtocolError struct {
 
 func (e *ProtocolError) Error() string { return e.Message }
 
+// StopError, returned by a Host method, stops the script at once: the
+// script cannot catch it, and Run returns it. The hub stops a script this
+// way when the person declines one of its calls.
+type StopError struct{ Msg string }
+
+func (e *StopError) Error() string { return e.Msg }
+
 // Limits bound one script. A zero field selects the default in its comment.
 type Limits struct {
 	// Timeout is the wall time a script may run, inner calls and sleeps
@@ -187,7 +194,7 @@ func (r *Runner) Run(ctx context.Context, host Host, s Script) (*Result, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := startClock(ctx, timeout)
 	defer cancel()
 	input := s.Input
 	if len(input) == 0 {
@@ -204,7 +211,7 @@ func (r *Runner) Run(ctx context.Context, host Host, s Script) (*Result, error) 
 	vm.SetMemoryLimit(uintptr(lim.MemoryBytes))
 	vm.SetCanBlock(false) // Atomics.wait throws instead of blocking
 
-	st := &state{ctx: ctx, host: host, lim: lim, start: time.Now()}
+	st := &state{ctx: ctx, host: host, lim: lim, start: time.Now(), interrupt: vm.Interrupt}
 	for name, fn := range map[string]quickjs.HostFunc{
 		"__hub_call":   st.call,
 		"__hub_search": st.search,
@@ -229,6 +236,9 @@ func (r *Runner) Run(ctx context.Context, host Host, s Script) (*Result, error) 
 		}
 	}
 	res := &Result{Logs: st.logs, DroppedLogs: st.dropped, Calls: st.calls, Searches: st.searches, Elapsed: time.Since(st.start)}
+	if st.stop != nil {
+		return res, st.stop
+	}
 	if err != nil || !st.finished || ctx.Err() != nil {
 		// An interrupt reaches the script as a rejection too: the
 		// context says why it came.
@@ -270,7 +280,7 @@ func resultTooLarge(n, max int) error {
 // failure explains why the script stopped without a result.
 func (st *state) failure(ctx context.Context, err error, timeout time.Duration) error {
 	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case context.Cause(ctx) == errTimeLimit:
 		return &LimitError{LimitTime, fmt.Sprintf("code mode: the script ran past its time limit of %s (codeMode.timeout, or a shorter timeoutMs) and was stopped after %d tool calls", timeout, st.calls)}
 	case ctx.Err() != nil:
 		return ctx.Err()
@@ -307,9 +317,12 @@ type state struct {
 	logBytes int
 	dropped  int
 	limit    *LimitError // a limit the script reached, if any
-	finished bool
-	status   int
-	text     string
+	stop     *StopError  // why the host stopped the script, if it did
+	// interrupt stops the script's JavaScript (the VM's Interrupt).
+	interrupt func()
+	finished  bool
+	status    int
+	text      string
 }
 
 // guard turns a panic of a host function into an error the script gets,
@@ -350,8 +363,15 @@ func (st *state) call(args []any) (any, error) {
 	}
 	st.calls++
 	res, err := st.host.CallTool(st.ctx, server, tool, json.RawMessage(raw))
-	var pe *ProtocolError
+	var (
+		pe   *ProtocolError
+		stop *StopError
+	)
 	switch {
+	case errors.As(err, &stop):
+		st.stop = stop
+		st.interrupt()
+		return answerError(0, stop.Msg, nil), nil
 	case errors.As(err, &pe):
 		return answerError(pe.Code, pe.Message, pe.Data), nil
 	case err != nil:
@@ -393,8 +413,8 @@ func (st *state) sleep(args []any) (any, error) {
 		return answerError(0, "sleep(ms): ms must be a number of milliseconds, 0 or more", nil), nil
 	}
 	d := time.Duration(ms * float64(time.Millisecond))
-	if dl, ok := st.ctx.Deadline(); ok && time.Until(dl) < d {
-		return answerError(0, fmt.Sprintf("sleep(%v) would pass the script's time limit (%s left)", ms, time.Until(dl).Round(time.Millisecond)), nil), nil
+	if c, _ := st.ctx.Value(clockKey{}).(*clock); c != nil && c.remaining() < d {
+		return answerError(0, fmt.Sprintf("sleep(%v) would pass the script's time limit (%s left)", ms, c.remaining().Round(time.Millisecond)), nil), nil
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()

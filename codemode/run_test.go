@@ -249,3 +249,45 @@ func waitGoroutines(t *testing.T, n int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestPauseStopsTheClock: time the host spends waiting for a person does
+// not count against the script.
+func TestPauseStopsTheClock(t *testing.T) {
+	h := &tableHost{handler: func(ctx context.Context, _, _ string, _ json.RawMessage) (json.RawMessage, error) {
+		resume := Pause(ctx)
+		defer resume()
+		select {
+		case <-time.After(600 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return json.RawMessage(`{"content":[]}`), nil
+	}}
+	res, err := NewRunner(Limits{Timeout: 300 * time.Millisecond}).Run(context.Background(), h, Script{Code: `callTool("a", "asks"); return "done"`})
+	if err != nil || string(res.Value) != `"done"` {
+		t.Fatalf("res %+v, err %v", res, err)
+	}
+	// Without a pause the same wait ends the script.
+	h.handler = func(ctx context.Context, _, _ string, _ json.RawMessage) (json.RawMessage, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	_, err = NewRunner(Limits{Timeout: 300 * time.Millisecond}).Run(context.Background(), h, Script{Code: `callTool("a", "waits"); return "done"`})
+	var le *LimitError
+	if !errors.As(err, &le) || le.Limit != LimitTime {
+		t.Fatalf("err = %v, want the time limit", err)
+	}
+}
+
+// TestStopError: a host that stops the script ends it, whatever it
+// catches.
+func TestStopError(t *testing.T) {
+	h := &tableHost{handler: func(ctx context.Context, _, tool string, _ json.RawMessage) (json.RawMessage, error) {
+		return nil, &StopError{Msg: "the person declined"}
+	}}
+	res, err := run(t, Limits{}, h, `try { callTool("a", "b") } catch (e) { log("caught") } return "went on"`)
+	var se *StopError
+	if !errors.As(err, &se) || se.Msg != "the person declined" || len(res.Logs) != 0 {
+		t.Fatalf("err = %v, logs %q", err, res.Logs)
+	}
+}
