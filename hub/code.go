@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -63,7 +62,7 @@ type scriptRun struct {
 
 	mu    sync.Mutex // guards following
 	ctx   context.Context
-	calls []innerRecord
+	calls codemode.CallLog
 	stop  string // why the script must stop (the person declined a call)
 }
 
@@ -82,24 +81,6 @@ func (r *scriptRun) stopped() error {
 		return &codemode.StopError{Msg: r.stop}
 	}
 	return nil
-}
-
-// innerRecord is one inner call, for the audit log.
-type innerRecord struct {
-	Server  string `json:"server"`
-	Tool    string `json:"tool"`
-	Outcome string `json:"outcome"`
-	MS      int64  `json:"ms"`
-}
-
-// maxAuditCalls bounds the inner calls one audit entry lists (the rest are
-// counted).
-const maxAuditCalls = 1000
-
-func (r *scriptRun) record(server, tool, outcome string, d time.Duration) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.calls = append(r.calls, innerRecord{server, tool, outcome, d.Milliseconds()})
 }
 
 // codeOn reports whether this session may run scripts.
@@ -137,33 +118,13 @@ func (h *Hub) codeTools() []catalog.Item {
 	case h.opts.CodeMode.Mode == CodeModeOn:
 		return []catalog.Item{h.codeToolItem()}
 	case h.opts.Admin == AdminOn:
-		return []catalog.Item{mustTool(map[string]any{
-			"name": enableCodeToolName,
-			"description": "Ask the person to turn on code mode for this session: you could then run JavaScript (hub_run_code) that calls many tools of this hub's MCP servers in one go, " +
-				"and only what the script returns comes back to you. The person decides in this client; if it cannot ask them, they turn it on in the hub's config file.",
-			"inputSchema": map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{}},
-		})}
+		return []catalog.Item{mustTool(codemode.EnableTool(enableCodeToolName, codeToolName))}
 	}
 	return nil
 }
 
 func (h *Hub) codeToolItem() catalog.Item {
-	lim := h.code.Limits()
-	return mustTool(map[string]any{
-		"name": codeToolName,
-		"description": fmt.Sprintf("Run JavaScript that calls the tools of this hub's MCP servers, for jobs of many calls (loops, conditions, filtering): only what the script returns reaches you. "+
-			"The code is the body of an async function: `input` is the input argument; `callTool(server, tool, args)` returns the tool's result {content, structuredContent, isError} (it throws on a protocol error); "+
-			"`searchTools(query, limit)` returns what hub_search_tools finds; `log(...)` adds lines shown beside the result; `sleep(ms)` waits. Nothing else: no require, fetch, timers, files or network. "+
-			"Every call obeys the same rules as a direct call. Limits: %s, %d tool calls, %d MiB of memory, %d characters of result. "+
-			"Example: const out = []; for (const p of input.paths) { const r = callTool(\"filesystem\", \"read_text_file\", {path: p}); if (!r.isError) out.push({p, lines: r.content[0].text.split(\"\\n\").length}) } return out;",
-			lim.Timeout, lim.MaxCalls, lim.MemoryBytes>>20, lim.MaxResultChars),
-		"inputSchema": map[string]any{"type": "object", "additionalProperties": false, "required": []string{"code"},
-			"properties": map[string]any{
-				"code":      map[string]any{"type": "string", "description": "the body of an async JavaScript function; return a JSON value"},
-				"input":     map[string]any{"description": "any JSON value the script reads as `input`"},
-				"timeoutMs": map[string]any{"type": "integer", "minimum": 1, "maximum": lim.Timeout.Milliseconds(), "description": fmt.Sprintf("wall time of this script, at most %d (the default)", lim.Timeout.Milliseconds())},
-			}},
-	})
+	return mustTool(codemode.Tool(codeToolName, h.code.Limits()))
 }
 
 func mustTool(t map[string]any) catalog.Item {
@@ -176,15 +137,6 @@ func mustTool(t map[string]any) catalog.Item {
 		panic(err)
 	}
 	return it
-}
-
-// codeInstructions tell the model about code mode in initialize.
-func codeInstructions(lim codemode.Limits) string {
-	return fmt.Sprintf("Code mode is on: for a job of many tool calls, write one hub_run_code script instead of calling tool by tool. "+
-		"The script is the body of an async JavaScript function; callTool(server, tool, args) returns a tool's result, searchTools(query, limit) finds tools, log(...) writes lines, and what it returns is all you get back. "+
-		"Limits per script: %s, %d tool calls. Example:\n"+
-		"  hub_run_code {\"code\": \"let n = 0; for (const f of input.files) { const r = callTool('filesystem', 'read_text_file', {path: f}); if (!r.isError && r.content[0].text.includes('TODO')) n++ } return {withTodo: n}\", \"input\": {\"files\": [\"a.md\", \"b.md\"]}}",
-		lim.Timeout, lim.MaxCalls)
 }
 
 // withCodeTool returns a tools/list result with hub_run_code added (a
@@ -245,7 +197,7 @@ func (s *session) runCode(m wire.Message) {
 			s.settled()
 			return
 		}
-		s.reply(m.ID, codeResult(res, err))
+		s.reply(m.ID, codemode.Answer(res, err))
 	}()
 }
 
@@ -277,69 +229,8 @@ func scriptOutcome(cancelled bool, err error) string {
 // auditDone writes the audit entry of a finished script: its hash, outcome
 // and each inner call.
 func (s *session) auditDone(run *scriptRun, res *codemode.Result, outcome string, err error) {
-	run.mu.Lock()
-	calls := run.calls
-	run.mu.Unlock()
-	detail := map[string]any{"sha256": run.hash, "outcome": outcome, "calls": len(calls)}
-	if len(calls) > maxAuditCalls {
-		detail["callsOmitted"] = len(calls) - maxAuditCalls
-		calls = calls[:maxAuditCalls]
-	}
-	detail["inner"] = calls
-	if res != nil {
-		detail["ms"] = res.Elapsed.Milliseconds()
-	}
-	if err != nil {
-		detail["error"] = err.Error()
-	}
-	s.h.audit(s.actor(), "code-done", "", detail)
-	s.logger.Info("code-mode script", "sha256", run.hash, "outcome", outcome, "calls", len(run.calls), "ms", resElapsed(res).Milliseconds())
-}
-
-// codeResult is hub_run_code's answer: the script's value as structured
-// content and as text, its log lines beside it; or a tool error that says
-// why it stopped.
-func codeResult(res *codemode.Result, err error) []byte {
-	var logs []string
-	calls := 0
-	if res != nil {
-		logs, calls = res.Logs, res.Calls
-		if res.DroppedLogs > 0 {
-			logs = append(logs, fmt.Sprintf("[%d more log lines dropped: the log limit is %d bytes]", res.DroppedLogs, codemode.DefaultMaxLogBytes))
-		}
-	}
-	content := []map[string]string{}
-	if err != nil {
-		msg := err.Error()
-		if errors.Is(err, context.Canceled) {
-			msg = "code mode: the script was stopped: its session ended"
-		}
-		var se *codemode.ScriptError
-		if errors.As(err, &se) {
-			msg = "code mode: the script failed: " + msg
-		}
-		content = append(content, map[string]string{"type": "text", "text": msg})
-	} else {
-		content = append(content, map[string]string{"type": "text", "text": string(res.Value)})
-	}
-	if len(logs) > 0 {
-		content = append(content, map[string]string{"type": "text", "text": "log:\n" + strings.Join(logs, "\n")})
-	}
-	out := map[string]any{"content": content}
-	if err != nil {
-		out["isError"] = true
-	} else {
-		sc := map[string]any{"result": res.Value, "calls": calls}
-		if len(logs) > 0 {
-			sc["logs"] = logs
-		}
-		out["structuredContent"] = sc
-	}
-	b, mErr := json.Marshal(out)
-	if mErr != nil {
-		return toolResultError("code mode: " + mErr.Error())
-	}
-	return b
+	s.h.audit(s.actor(), "code-done", "", run.calls.AuditDetail(run.hash, res, outcome, err))
+	s.logger.Info("code-mode script", "sha256", run.hash, "outcome", outcome, "calls", run.calls.Len(), "ms", resElapsed(res).Milliseconds())
 }
 
 // codeHost is a script's way into its session.
@@ -366,12 +257,12 @@ func (h *codeHost) CallTool(ctx context.Context, server, tool string, args json.
 		outcome = outcomePolicy
 		err = stop
 	}
-	h.run.record(server, tool, outcome, time.Since(start))
+	h.run.calls.Add(server, tool, outcome, time.Since(start))
 	if err != nil {
 		return nil, err
 	}
 	if resp.Error != nil {
-		return nil, protocolError(resp.Error)
+		return nil, codemode.ProtocolErrorOf(resp.Error)
 	}
 	return json.RawMessage(resp.Result), nil
 }
@@ -388,26 +279,9 @@ func (h *codeHost) SearchTools(ctx context.Context, query string, limit int) (js
 		return nil, err
 	}
 	if resp.Error != nil {
-		return nil, protocolError(resp.Error)
+		return nil, codemode.ProtocolErrorOf(resp.Error)
 	}
-	var r struct {
-		IsError           bool `json:"isError"`
-		Content           []struct{ Text string }
-		StructuredContent struct {
-			Tools json.RawMessage `json:"tools"`
-		} `json:"structuredContent"`
-	}
-	if err := json.Unmarshal(resp.Result, &r); err != nil {
-		return nil, err
-	}
-	if r.IsError || r.StructuredContent.Tools == nil {
-		msg := "searchTools failed"
-		if len(r.Content) > 0 {
-			msg = r.Content[0].Text
-		}
-		return nil, errors.New(msg)
-	}
-	return r.StructuredContent.Tools, nil
+	return codemode.SearchHits(resp.Result)
 }
 
 func innerParams(tool string, args map[string]any) []byte {
@@ -416,14 +290,6 @@ func innerParams(tool string, args map[string]any) []byte {
 		panic(err) // strings and raw JSON the script's runtime produced
 	}
 	return b
-}
-
-func protocolError(errObj []byte) error {
-	var pe codemode.ProtocolError
-	if err := json.Unmarshal(errObj, &pe); err != nil {
-		return &codemode.ProtocolError{Message: string(errObj)}
-	}
-	return &pe
 }
 
 // inner makes one request of a script: it registers an id as a client
@@ -470,7 +336,7 @@ func (s *session) cancelCall(key []byte) {
 // decides whether this session gets hub_run_code.
 func (s *session) enableCodeMode(m wire.Message) {
 	if s.codeOn() {
-		s.reply(m.ID, okText("Code mode is already on for this session: use hub_run_code.\n\n"+codeInstructions(s.h.code.Limits())))
+		s.reply(m.ID, okText("Code mode is already on for this session: use hub_run_code.\n\n"+codemode.Instructions(s.h.code.Limits())))
 		return
 	}
 	caps := s.clientCaps()
@@ -481,8 +347,7 @@ func (s *session) enableCodeMode(m wire.Message) {
 	}
 	lim := s.h.code.Limits()
 	params, _ := json.Marshal(map[string]any{
-		"message": fmt.Sprintf("The AI asks to turn on code mode for this session. It could then run JavaScript in the hub's sandbox that calls the tools of your MCP servers, many calls per script (at most %d calls and %s each); "+
-			"every call obeys the same tool policy, pins and approvals as a direct call, and the audit log records each script. Turn it on?", lim.MaxCalls, lim.Timeout),
+		"message":         codemode.EnableQuestion(lim),
 		"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{}},
 	})
 	key := idKey(m.ID)
@@ -511,7 +376,7 @@ func (s *session) enableCodeMode(m wire.Message) {
 		s.codeMode.Store(true)
 		s.h.audit(s.actor(), "code-mode-on", "", nil)
 		s.notify("notifications/tools/list_changed", nil, nil)
-		s.reply(m.ID, okText("Code mode is on for this session: hub_run_code is in your tool list (call it by name if your client does not re-list).\n\n"+codeInstructions(lim)))
+		s.reply(m.ID, okText("Code mode is on for this session: hub_run_code is in your tool list (call it by name if your client does not re-list).\n\n"+codemode.Instructions(lim)))
 	}()
 }
 

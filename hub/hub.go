@@ -183,7 +183,7 @@ func New(opts *Options) (*Hub, error) {
 		o.CodeMode.Mode = CodeModeOff
 	case CodeModeOff:
 	case CodeModeOn:
-		o.Instructions = joinInstructions(o.Instructions, codeInstructions(codemode.NewRunner(o.CodeMode.Limits).Limits()))
+		o.Instructions = joinInstructions(o.Instructions, codemode.Instructions(o.CodeMode.Limits))
 	default:
 		return nil, fmt.Errorf("code mode %q: must be on or off", o.CodeMode.Mode)
 	}

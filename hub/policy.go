@@ -34,8 +34,7 @@ func (s *session) policyThen(m wire.Message, server, tool string, args func() []
 		return
 	case toolpolicy.Deny:
 		s.h.metrics.call(server, tool, outcomePolicy, 0)
-		s.reply(m.ID, toolResultError(fmt.Sprintf("mcp-hub refused the call: the tool %q of MCP server %q is denied by the hub's tool policy (%s); a person can change toolPolicy in the hub's config file",
-			tool, server, ruleName(pattern))))
+		s.reply(m.ID, toolResultError(toolpolicy.DenyMessage(server, tool, pattern)))
 		return
 	}
 	run := s.scriptOf(m.ID)
@@ -46,9 +45,7 @@ func (s *session) policyThen(m wire.Message, server, tool string, args func() []
 	caps := s.clientCaps()
 	if caps == nil || caps.Elicitation == nil {
 		s.h.metrics.call(server, tool, outcomePolicy, 0)
-		s.reply(m.ID, toolResultError(fmt.Sprintf("mcp-hub refused the call: the hub's tool policy (%s) says a person must allow each call of the tool %q of MCP server %q, and this client cannot ask them (it does not support MCP elicitation); "+
-			"a person can allow the tool in the hub's config file (toolPolicy.rules: {\"%s/%s\": allow}), or use a client that supports elicitation",
-			ruleName(pattern), tool, server, server, tool)))
+		s.reply(m.ID, toolResultError(toolpolicy.CannotAskMessage(server, tool, pattern)))
 		return
 	}
 	related := m.ID
@@ -89,7 +86,7 @@ func (s *session) policyThen(m wire.Message, server, tool string, args func() []
 			if err != nil {
 				why = err.Error()
 			}
-			msg := fmt.Sprintf("mcp-hub did not make the call of the tool %q of MCP server %q: %s (the hub's tool policy, %s, asks a person first)", tool, server, why, ruleName(pattern))
+			msg := toolpolicy.NotAllowedMessage(server, tool, pattern, why)
 			if run != nil {
 				// A script the person said no to stops there.
 				run.stopWith("code mode: the script was stopped: " + msg)
@@ -105,13 +102,6 @@ func (s *session) policyThen(m wire.Message, server, tool string, args func() []
 		}
 		next()
 	}()
-}
-
-func ruleName(pattern string) string {
-	if pattern == "" {
-		return "its default"
-	}
-	return fmt.Sprintf("rule %q", pattern)
 }
 
 // errMessage returns the message of a JSON-RPC error object.

@@ -311,3 +311,33 @@ func ParseAnswer(result json.RawMessage) (bool, Scope) {
 	}
 	return true, Once
 }
+
+// The refusals a caller gets, as tool errors. pattern is the rule that
+// decided ("" for the default).
+
+// DenyMessage refuses a call the policy denies.
+func DenyMessage(server, tool, pattern string) string {
+	return fmt.Sprintf("mcp-hub refused the call: the tool %q of MCP server %q is denied by the hub's tool policy (%s); a person can change toolPolicy in the hub's config file",
+		tool, server, ruleName(pattern))
+}
+
+// CannotAskMessage refuses a call the policy asks about, from a client
+// that cannot ask the person (no elicitation).
+func CannotAskMessage(server, tool, pattern string) string {
+	return fmt.Sprintf("mcp-hub refused the call: the hub's tool policy (%s) says a person must allow each call of the tool %q of MCP server %q, and this client cannot ask them (it does not support MCP elicitation); "+
+		"a person can allow the tool in the hub's config file (toolPolicy.rules: {\"%s/%s\": allow}), or use a client that supports elicitation",
+		ruleName(pattern), tool, server, server, tool)
+}
+
+// NotAllowedMessage says a call was not made because the person said no
+// (why is "the person declined it") or could not be asked (why says so).
+func NotAllowedMessage(server, tool, pattern, why string) string {
+	return fmt.Sprintf("mcp-hub did not make the call of the tool %q of MCP server %q: %s (the hub's tool policy, %s, asks a person first)", tool, server, why, ruleName(pattern))
+}
+
+func ruleName(pattern string) string {
+	if pattern == "" {
+		return "its default"
+	}
+	return fmt.Sprintf("rule %q", pattern)
+}
