@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -15,7 +16,6 @@ import (
 	"github.com/mcp-hub/mcp-hub/codemode"
 	"github.com/mcp-hub/mcp-hub/persist"
 	"github.com/mcp-hub/mcp-hub/toolpolicy"
-	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // codeClient is a go-sdk client of a code-mode hub whose person answers
@@ -358,4 +358,42 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-var _ = upstream.ScopeShared
+// TestCodeModeQuarantine: a tool quarantined by its pins is refused to a
+// script exactly as to hub_call_tool, and a pending (unapproved) server's
+// tools are not reachable; a restart is what makes the hub see the change.
+func TestCodeModeQuarantine(t *testing.T) {
+	h, srv := startHTTPHubOpts(t, &Options{CodeMode: CodeModeOptions{Mode: CodeModeOn}}, nil)
+	api := srv.URL + "/api/servers"
+	defs := filepath.Join(t.TempDir(), "defs.json")
+	if code, out := apiJSON(t, "POST", api, map[string]any{"name": "pinned", "command": fixture, "args": []string{"-only", "echo,add", "-defs", defs}}); code != 201 {
+		t.Fatalf("add: %d %v", code, out)
+	}
+	if code, out := apiJSON(t, "POST", api, map[string]any{"name": "waiting", "command": fixture, "args": []string{"-only", "echo"}}); code != 201 || out["approval"] != "pending" {
+		t.Fatalf("add waiting: %d %v", code, out)
+	}
+	apiApprove(t, api, "pinned")
+	cc := newCodeClient(t, srv.URL, false)
+	eventually(t, 10*time.Second, "the first listing's pins", func() bool {
+		pins, _ := h.opts.Store.Pins(context.Background())
+		return len(pins["pinned"]) == 4 // echo, add, reload_defs, instructions
+	})
+	writeDefs(t, defs, poisonedEcho)
+	if code, out := apiJSON(t, "POST", api+"/pinned/restart", nil); code != 200 {
+		t.Fatalf("restart: %d %v", code, out)
+	}
+	eventually(t, 20*time.Second, "echo quarantined", func() bool {
+		_, isErr := toolCall(t, cc.cs, "hub_call_tool", map[string]any{"server": "pinned", "tool": "echo", "arguments": map[string]any{}})
+		return isErr
+	})
+	for _, tc := range []struct{ server, tool, want string }{{"pinned", "echo", "mcp-hub approve pinned"}, {"waiting", "echo", `no MCP server named \"waiting\"`}} {
+		direct, _ := toolCall(t, cc.cs, "hub_call_tool", map[string]any{"server": tc.server, "tool": tc.tool, "arguments": map[string]any{}})
+		_, result, isErr := cc.script(t, fmt.Sprintf(`const r = callTool(%q, %q, {}); return [r.isError, r.content[0].text]`, tc.server, tc.tool), nil)
+		want, _ := json.Marshal([]any{true, direct})
+		if isErr || string(result) != string(want) || !strings.Contains(string(result), tc.want) {
+			t.Errorf("%s/%s: script %s, directly %s", tc.server, tc.tool, result, want)
+		}
+	}
+	if _, result, isErr := cc.script(t, `return callTool("pinned", "add", {a: 1, b: 1}).structuredContent.sum`, nil); isErr || string(result) != "2" {
+		t.Errorf("the unchanged tool: %s %v", result, isErr)
+	}
+}
