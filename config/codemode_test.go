@@ -22,6 +22,9 @@ func TestCodeModeAndToolPolicy(t *testing.T) {
 	if a, pat := o.ToolPolicy.Decide("fs", "write_file"); a != toolpolicy.Ask || pat != "fs/write_*" {
 		t.Errorf("fs/write_file: %s by %q", a, pat)
 	}
+	if c, err := Load(Sources{File: writeFile(t, "b.json", `{"codeMode": true}`)}); err != nil || c.CodeModeMode != "on" {
+		t.Errorf("codeMode: true: %v", err)
+	}
 	c, err = Load(Sources{Environ: []string{"MCP_HUB_CODE_MODE__MAX_CALLS=7", "MCP_HUB_CODE_MODE__MODE=on"}})
 	if err != nil || c.CodeModeMode != "on" || c.CodeMaxCalls != 7 || c.Policy != nil {
 		t.Errorf("environment: %v %+v", err, c)

@@ -69,9 +69,11 @@ func decodeDoc(file string, raw map[string]any) (*Config, error) {
 		delete(raw, k)
 	}
 	switch v := raw["codeMode"].(type) {
-	case string, bool:
+	case string:
 		// codeMode: on
 		raw["codeMode"] = map[string]any{"mode": v}
+	case bool:
+		raw["codeMode"] = map[string]any{"mode": map[bool]string{true: "on", false: "off"}[v]}
 	}
 	if err := check(file, "", raw); err != nil {
 		return nil, err
