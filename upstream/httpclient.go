@@ -46,7 +46,9 @@ func newHTTPClient(headers map[string]string, logger *slog.Logger) *http.Client 
 	}
 	rc.ErrorHandler = retryablehttp.PassthroughErrorHandler
 	rc.Logger = retryLogger{logger}
-	rc.HTTPClient = &http.Client{Transport: base}
+	// A retry hands a redirect back as it is, to be followed (or refused)
+	// by the client below, by the same rule as a first attempt's.
+	rc.HTTPClient = &http.Client{Transport: base, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	// Timeout 0: SSE streams are long-lived; requests carry their own deadlines.
 	// Redirects stay within the approved URL's origin (redirect.Upstream):
 	// the transport adds the headers (and OAuth, which wraps it, the token)

@@ -226,3 +226,36 @@ func TestRedirectWithinOriginFollowed(t *testing.T) {
 		t.Error("the redirected requests lost the configured headers")
 	}
 }
+
+// A redirect that answers a retry (the first attempt got 503) is refused
+// too: the retries' own client follows no redirect itself. On the old
+// code it followed it, with the headers.
+func TestRedirectOnARetrySendsNothing(t *testing.T) {
+	fx := startHTTPFixture(t, "http", "-only", "echo")
+	fxURL, _ := url.Parse(fx)
+	other := newSink404(t)
+	rd := newRedirector(t, fx)
+	var n atomic.Int32
+	inner := rd.srv.Config.Handler
+	rd.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%2 == 1 {
+			w.Header().Set("Retry-After", "0")
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	})
+	rd.redirectTo(strings.Replace(other.srv.URL, "127.0.0.1", "localhost", 1) + "/mcp")
+	m := newManager(t, redirectOptions(t))
+	u, err := m.Add(redirectSpec(t, rd, fxURL.Path, TransportHTTP), AddOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := waitState(t, u, 15*time.Second, StateFailed)
+	if got := other.requests(); len(got) > 0 {
+		t.Fatalf("the other origin got %d requests: %q", len(got), got)
+	}
+	if !strings.Contains(st.LastError, "redirect refused") {
+		t.Errorf("last error %q does not say the redirect was refused", st.LastError)
+	}
+}
