@@ -70,3 +70,25 @@ func TestCommandHint(t *testing.T) {
 		}
 	}
 }
+
+// TestValidNameInWords (issue 29 item 9): an invalid name is explained in
+// words, never with the pattern.
+func TestValidNameInWords(t *testing.T) {
+	rule := "a name is made of letters, digits, '-' and '_' (at most 32, the first a letter or a digit)"
+	for _, tt := range []struct{ name, want string }{
+		{"bad name", `invalid name "bad name": it has a space; ` + rule},
+		{"", `invalid name "": it is empty; ` + rule},
+		{"-x", `invalid name "-x": it starts with '-'; ` + rule},
+		{"a.b/c", `invalid name "a.b/c": it has '.', '/'; ` + rule},
+		{"notes-über", `invalid name "notes-über": it has 'ü'; ` + rule},
+		{strings.Repeat("a", 33), `invalid name "` + strings.Repeat("a", 33) + `": it has 33 characters; ` + rule},
+		{"hub_tools", `invalid name "hub_tools": "hub" and names starting "hub_" are reserved for the hub (its own tools are hub_*)`},
+	} {
+		if err := ValidName(tt.name); err == nil || err.Error() != tt.want {
+			t.Errorf("ValidName(%q) = %v\nwant %s", tt.name, err, tt.want)
+		}
+	}
+	if err := ValidName("my-notes_2"); err != nil {
+		t.Errorf("a valid name: %v", err)
+	}
+}
