@@ -71,6 +71,10 @@ func Add(ctx context.Context, e *Env) int {
 			fmt.Fprintln(e.Stderr, "mcp-hub add:", err)
 			return ExitConfig
 		}
+		if why := selfLaunch(cfg, spec); why != "" {
+			fmt.Fprintf(e.Stderr, "mcp-hub add: %s: %s; not added\n", spec.Name, why)
+			return ExitConfig
+		}
 		// Known before anything runs: a package runner given no package
 		// can never serve MCP; a command not on PATH may be installed
 		// later (or be on the PATH of the client that starts the hub).

@@ -20,7 +20,8 @@ func List(ctx context.Context, e *Env) int {
 			fmt.Fprintln(e.Stderr, "mcp-hub:", err)
 			return ExitFail
 		}
-		if len(ents)+len(broken) == 0 {
+		hubs := hubTargets(cfg)
+		if len(ents)+len(broken)+len(hubs) == 0 {
 			fmt.Fprintf(e.Stdout, "No upstreams: %s and none are registered in %s.\nAdd one with: mcp-hub add NAME -- COMMAND [ARGS...]\n", noneInConfig(cfg), st.Path())
 			return ExitOK
 		}
@@ -38,8 +39,13 @@ func List(ctx context.Context, e *Env) int {
 			if en.Stale {
 				approval, enabled, scope, login = probe.StalePrefix, "-", "-", "-"
 				launch = "nothing: " + staleText(cfg, name)
+			} else if w := hubUnderWords(cfg, name); w != "" {
+				launch += " (" + w + ")"
 			}
 			lines[name] = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, en.Spec.InferTransport(), en.Source, approval, enabled, scope, login, launch)
+		}
+		for _, h := range hubs {
+			lines[h.Spec.Name] = fmt.Sprintf("%s\tstdio\tconfig\tnot run\t-\t-\t-\tnothing: %s\n", h.Spec.Name, h.NotRun)
 		}
 		for _, b := range broken {
 			lines[b.Name] = fmt.Sprintf("%s\tunknown\t%s\tFAILED\t-\t-\t-\tnothing: %s; %s\n", b.Name, b.Source, strings.ReplaceAll(probe.BrokenWhy(b), "\n", " "), probe.BrokenFix(b.Name))

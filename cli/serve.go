@@ -74,7 +74,12 @@ func Serve(ctx context.Context, e *Env) int {
 		fmt.Fprintln(e.Stderr, "mcp-hub:", err)
 		return ExitConfig
 	}
+	if n := hubsAbove(e.Environ); n >= maxHubsAbove {
+		fmt.Fprintln(e.Stderr, "mcp-hub:", tooDeep(n))
+		return ExitConfig
+	}
 	logger := newLogger(e.Stderr, cfg)
+	logHubEntries(logger, cfg, nil)
 	if cfg.Misplaced != "" {
 		logger.Warn("config file not read: mcp-hub reads <user config dir>/mcp-hub/hub.yaml", "file", cfg.Misplaced, "move_to", cfg.Missing)
 	}

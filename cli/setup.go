@@ -20,7 +20,7 @@ import (
 
 // NPMPackage is the npm package that launches the hub: npx -y NPMPackage.
 // Its sources are npm/cli; scripts/npm.sh builds it.
-const NPMPackage = "@mcp-hub/cli"
+const NPMPackage = clientconfig.NPMPackage
 
 // setupClients are the clients setup knows, by the name it takes, with
 // their clientconfig IDs.
@@ -292,18 +292,15 @@ func (e *Env) hubEntry(flags *pflag.FlagSet, cfg *config.Config, client clientco
 func launchesHub(v any) bool {
 	m, _ := v.(map[string]any)
 	cmd, _ := m["command"].(string)
-	base := strings.ToLower(filepath.Base(filepath.ToSlash(cmd)))
-	base = strings.TrimSuffix(strings.TrimSuffix(base, ".exe"), ".cmd")
-	if base == "mcp-hub" {
-		return true
-	}
-	args, _ := m["args"].([]any)
-	for _, a := range args {
-		if s, ok := a.(string); ok && (s == NPMPackage || strings.HasPrefix(s, NPMPackage+"@")) {
-			return true
+	var args []string
+	list, _ := m["args"].([]any)
+	for _, a := range list {
+		if s, ok := a.(string); ok {
+			args = append(args, s)
 		}
 	}
-	return false
+	_, ok := clientconfig.LaunchesHub(cmd, args)
+	return ok
 }
 
 // movable returns the names of the entries of cc the hub holds now (or,

@@ -63,6 +63,9 @@ type Config struct {
 
 	// Servers are the upstreams the file declares, sorted by name.
 	Servers []Server `koanf:"-"`
+	// HubEntries are the file's entries that launch mcp-hub itself, those
+	// that run (among Servers) and those that do not; see [HubEntry].
+	HubEntries []HubEntry `koanf:"-"`
 }
 
 // CatalogSettings is the catalog section: how the tools of the upstreams

@@ -67,6 +67,7 @@ func decodeDoc(file string, raw map[string]any) (*Config, error) {
 	for _, k := range foreignTopLevel {
 		delete(raw, k)
 	}
+	hubs := setAsideHubs(file, raw)
 	if err := check(file, "", raw); err != nil {
 		return nil, err
 	}
@@ -79,6 +80,7 @@ func decodeDoc(file string, raw map[string]any) (*Config, error) {
 	}
 	c := &doc.Config
 	c.File = file
+	c.HubEntries = hubs
 	if c.HealthInterval == 0 {
 		c.HealthInterval = -1 // 0 in the file means never
 	}
@@ -101,6 +103,9 @@ func decodeDoc(file string, raw map[string]any) (*Config, error) {
 		s, err := doc.MCPServers[name].server(file, name)
 		if err != nil {
 			return nil, err
+		}
+		if slices.ContainsFunc(hubs, func(h HubEntry) bool { return h.Name == name }) {
+			hideHubTools(&s.Spec)
 		}
 		if len(c.AllowedServerNames) > 0 && !slices.Contains(c.AllowedServerNames, name) {
 			return nil, &Error{File: file, Key: "mcpServers." + name,
