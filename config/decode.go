@@ -374,7 +374,7 @@ func (e serverEntry) server(file, name string) (Server, error) {
 		CallTimeout: upstream.Duration(e.CallTimeout), IdleTimeout: upstream.Duration(e.IdleTimeout),
 		ProtocolVersion: e.ProtocolVersion, MaxInFlight: e.MaxInFlight,
 		Scope: upstream.Scope(e.Scope), MaxInstances: e.MaxInstances,
-		AllowSampling: e.AllowSampling, AllowElicitation: e.AllowElicitation, AllowRoots: e.AllowRoots,
+		AllowSampling: e.AllowSampling, AllowElicitation: e.AllowElicitation, AllowRoots: e.AllowRoots, Roots: e.Roots,
 		Trust: upstream.Trust(e.Trust),
 	}
 	switch {

@@ -174,6 +174,14 @@ type Spec struct {
 	AllowSampling    *bool `json:"allowSampling,omitempty"`
 	AllowElicitation *bool `json:"allowElicitation,omitempty"`
 	AllowRoots       *bool `json:"allowRoots,omitempty"`
+	// Roots are the hub's answer when the upstream asks for roots
+	// (roots/list) and no client session answers: when no session waits
+	// on it (a shared upstream, which many servers ask once when they
+	// start), or the session's client has no roots. Directories (absolute,
+	// or ~/…) or file:// URIs; none means an empty list. A server such as
+	// the filesystem server works in its roots instead of the directories
+	// of its arguments, so an approval covers them; see roots.go.
+	Roots []string `json:"roots,omitempty"`
 
 	// Trust says what happens when a tool, prompt or resource template it
 	// lists differs from the pinned one ([Registration.TrustPolicy]; empty:
@@ -403,6 +411,11 @@ func (s *Spec) Validate() error {
 	for i, p := range slices.Concat(s.Tools.Allow, s.Tools.Deny) {
 		if p == "" {
 			return fieldErr("tools", "empty pattern at position %d", i)
+		}
+	}
+	for i, r := range s.Roots {
+		if err := validRoot(r); err != nil {
+			return fieldErr(fmt.Sprintf("roots[%d]", i), "%v", err)
 		}
 	}
 	return nil
