@@ -55,6 +55,11 @@ func Doctor(ctx context.Context, e *Env) int {
 		rows := make([]probe.Row, 0, len(p.Results))
 		for _, r := range p.Results {
 			row := probe.Diagnose(r, p, cfg)
+			for _, ss := range [][]string{row.Errors, row.Hints, row.Notes} {
+				for i, s := range ss {
+					ss[i] = e.ours(s)
+				}
+			}
 			if w := hubUnderWords(cfg, row.Name); w != "" && r.Source == string(upstream.SourceConfig) {
 				row.Notes = append([]string{w}, row.Notes...)
 			}

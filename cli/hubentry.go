@@ -4,7 +4,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
+	"github.com/mcp-hub/mcp-hub/clientconfig"
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/internal/proc"
 	"github.com/mcp-hub/mcp-hub/probe"
@@ -107,4 +111,51 @@ func selfLaunch(cfg *config.Config, spec upstream.Spec) string {
 		return he.NotRun
 	}
 	return ""
+}
+
+// hubEntries finds the entries of a client's file that launch mcp-hub (or
+// this binary, exe, whatever its name): the one setup updates (the one
+// named name when it does, else the first), "" when there is none, and the
+// others.
+func hubEntries(cc *clientconfig.File, name, exe string) (target string, others []string) {
+	var all []string
+	for _, en := range cc.Entries {
+		m, _ := en.Value.(map[string]any)
+		command, _ := m["command"].(string)
+		if (launchesHub(en.Value) || exe != "" && command != "" && sameFile(command, exe)) && !slices.Contains(all, en.Name) {
+			all = append(all, en.Name)
+		}
+	}
+	if len(all) == 0 {
+		return "", nil
+	}
+	target = all[0]
+	if slices.Contains(all, name) {
+		target = name
+	}
+	return target, slices.DeleteFunc(all, func(n string) bool { return n == target })
+}
+
+// setHubEntry makes the entry name of a client's file b launch the hub
+// (entry); existing, the entry that launches mcp-hub already ("" when none),
+// goes when it has another name.
+func setHubEntry(b []byte, cc *clientconfig.File, existing, name string, entry clientconfig.Server) ([]byte, error) {
+	if existing != "" && existing != name {
+		var err error
+		if b, _, err = clientconfig.RemoveServer(b, cc.Shape, existing); err != nil {
+			return nil, err
+		}
+	}
+	return clientconfig.SetServer(b, cc.Shape, name, entry)
+}
+
+// goRunBuild reports whether exe is a binary go run built in a temporary
+// directory, which it removes when the program exits.
+func goRunBuild(exe string) bool {
+	tmp, err := filepath.EvalSymlinks(os.TempDir())
+	if err != nil {
+		tmp = os.TempDir()
+	}
+	rel, err := filepath.Rel(tmp, exe)
+	return err == nil && strings.HasPrefix(rel, "go-build") && strings.Contains(filepath.ToSlash(rel), "/exe/")
 }

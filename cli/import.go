@@ -120,7 +120,7 @@ func importServers(ctx context.Context, e *Env, cfg *config.Config, cc *clientco
 			continue
 		}
 		if r, ok := registered[name]; ok {
-			it.Outcome, it.Why = importSkipped, alreadyRegistered(r)
+			it.Outcome, it.Why = importSkipped, e.ours(alreadyRegistered(r))
 			continue
 		}
 		if dryRun {
