@@ -44,7 +44,9 @@ The entry (named mcp-hub; --name) runs "npx -y ` + NPMPackage + `"
 (--launcher npx, the default when npm installed this binary) or this binary
 by its absolute path (--launcher path, the default otherwise), with the
 config file and data directory setup uses (when they are not the defaults)
-and the other config flags given to setup.
+and the other config flags given to setup. An entry that launches mcp-hub
+already, under any name, is the one updated (--name renames it): a second
+would make the client start two hubs.
 
 --move-servers imports the file's other servers into the hub, as mcp-hub
 import does (approved: a person running this is the approval), and removes
