@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -213,4 +214,41 @@ func indented(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// TestMakeTestSaysWhatItInstalls (issue 29 item 8): make test says first,
+// before it installs anything, that it installs Debian's chromium and
+// postgresql with apt-get as root, and what is missing here.
+func TestMakeTestSaysWhatItInstalls(t *testing.T) {
+	dry, err := exec.Command("make", "-n", "-C", "../..", "test").Output()
+	if err != nil {
+		t.Fatalf("make -n test: %v", err)
+	}
+	var lines []string
+	for _, l := range strings.Split(string(dry), "\n") {
+		if !strings.HasPrefix(l, "make") && strings.TrimSpace(l) != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) < 2 || lines[0] != "./scripts/test-notice.sh" {
+		t.Fatalf("make test does not start with the notice:\n%s", dry)
+	}
+	cmd := exec.Command("./scripts/test-notice.sh")
+	cmd.Dir = "../.."
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("test-notice.sh: %v\n%s", err, stderr.String())
+	}
+	got := strings.Join(strings.Fields(stderr.String()), " ")
+	for _, w := range []string{
+		"make test installs what its tests need, when it is missing: the Go modules (go mod download), the pinned npm packages (into .cache/npm), and Debian's chromium and postgresql with apt-get, as root",
+	} {
+		if !strings.Contains(got, w) {
+			t.Errorf("the notice does not say %q:\n%s", w, stderr.String())
+		}
+	}
+	if !strings.Contains(got, "Nothing to install with apt-get here") && !strings.Contains(got, "Missing here, to be installed with apt-get now:") {
+		t.Errorf("the notice does not say what is missing here:\n%s", stderr.String())
+	}
 }
