@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -118,5 +119,27 @@ func writeAt(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestHintsNameTheBinary (issue 29 item 9): run as ./mcp-hub, not found on
+// PATH, the binary's hints name it ./mcp-hub, as typed.
+func TestHintsNameTheBinary(t *testing.T) {
+	data := t.TempDir()
+	run := func(args ...string) string {
+		cmd := exec.Command("./mcp-hub", args...)
+		cmd.Dir = filepath.Dir(hubBin)
+		cmd.Env = append(os.Environ(), "PATH=/usr/bin:/bin", "MCP_HUB_DATA_DIR="+data, "MCP_HUB_CONFIG=")
+		out, _ := cmd.CombinedOutput()
+		return string(out)
+	}
+	for args, want := range map[string]string{
+		"sever":                                 "mcp-hub: unknown command \"sever\"; did you mean \"serve\"?\nRun './mcp-hub help' for every command.\n",
+		"list":                                  "Add one with: ./mcp-hub add NAME -- COMMAND [ARGS...]\n",
+		"add -- sh /srv/weather-mcp/weather.sh": "mcp-hub add: missing NAME: the upstream's name goes before \"--\", for example:\n  ./mcp-hub add weather -- sh /srv/weather-mcp/weather.sh\n",
+	} {
+		if got := run(strings.Fields(args)...); !strings.HasSuffix(got, want) {
+			t.Errorf("./mcp-hub %s:\ngot  %q\nwant it to end %q", args, got, want)
+		}
 	}
 }
