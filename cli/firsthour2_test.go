@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -245,5 +246,60 @@ func TestStatusDeadHub(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^alive +FAILED +0 +approved +- +it broke +\d+s ago by hub pid \d+$`).MatchString(o.stdout) ||
 		!regexp.MustCompile(`(?m)^ghost +- +- +approved +- +\d+s ago by hub pid \d+ \(no longer running\); not reported by the running hub \(pid \d+\) yet$`).MatchString(o.stdout) {
 		t.Errorf("status:\n%s", o)
+	}
+}
+
+// TestAddressInUseByHub (item 9): serve on the address a hub serves on
+// says a hub serves there: this data directory's (it advertised the
+// address), or another (it answers as a hub).
+func TestAddressInUseByHub(t *testing.T) {
+	s := newSetup(t, "")
+	c := startServe(t, s, "--http", "127.0.0.1:0", "--stdio")
+	var a advert
+	waitUntil(t, func() bool {
+		var err error
+		a, err = readAdvert(filepath.Join(s.data, advertFile))
+		return err == nil
+	})
+	addr := strings.TrimPrefix(a.URL, "http://")
+	again := &setup{data: s.data, config: s.config}
+	o := again.run(t, Serve, "serve", "--http", addr)
+	if want := "bind: address already in use: an mcp-hub serves there already (pid " + fmt.Sprint(os.Getpid()) + ", on this data directory): connect to it (mcp-hub ui opens its console), or stop it first\n"; o.code != ExitFail || !strings.HasSuffix(o.stderr, want) {
+		t.Errorf("the same data dir: want exit %d and %q; got %s", ExitFail, want, o)
+	}
+	other := newSetup(t, "")
+	o = other.run(t, Serve, "serve", "--http", addr, "--http-no-auth")
+	if want := "bind: address already in use: an mcp-hub serves there already (" + a.URL + "/healthz answers, as a hub's does): connect to it, stop it, or serve on another port (--http 127.0.0.1:"; o.code != ExitFail || !strings.Contains(o.stderr, want) {
+		t.Errorf("another data dir: want exit %d and %q; got %s", ExitFail, want, o)
+	}
+	c.close(t)
+}
+
+// TestConfigSlips (items 4, 6): doctor shows a whole command line in
+// command with the entry as it should be; a YAML mistake is reported at
+// its line and column by every command.
+func TestConfigSlips(t *testing.T) {
+	s := newSetup(t, "")
+	s.config = testbin.WriteFile(t, "servers.json", `{"mcpServers": {"memory": {"command": "npx -y @modelcontextprotocol/server-memory"}}}`)
+	o := s.run(t, Doctor, "doctor")
+	want := "  hint:  the command \"npx -y @modelcontextprotocol/server-memory\" is a whole command line, and no program has that name: the command is the program alone, its arguments go in args: \"command\": \"npx\", \"args\": [\"-y\",\"@modelcontextprotocol/server-memory\"]\n"
+	if o.code != ExitFail || !strings.Contains(o.stdout, want) {
+		t.Errorf("doctor: want %q; got %s", want, o)
+	}
+	s.config = testbin.WriteFile(t, "hub.yaml", "mcpServers:\n  a:\n    command: x\n    args: [1]\n   env: {}\n")
+	o = s.run(t, List, "list")
+	want = "mcp-hub: config " + s.config + ": line 5, column 4: invalid YAML: value is not allowed in this context (it is indented 3 spaces, like no line above it: the keys of one map, and the items of one list, line up)\n"
+	if o.code != ExitConfig || o.stderr != want {
+		t.Errorf("list: want %q; got %s", want, o)
+	}
+}
+
+// waitUntil waits up to 10 s for cond.
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
 	}
 }
