@@ -41,6 +41,7 @@ func Tools(ctx context.Context, e *Env) int {
 			fmt.Fprintln(e.Stderr, "mcp-hub tools:", err)
 			return ExitFail
 		}
+		targets = append(targets, hubTargets(cfg)...)
 		p, err := runProbe(ctx, e, cfg, targets, st)
 		if err != nil {
 			fmt.Fprintln(e.Stderr, "mcp-hub tools:", err)
