@@ -99,7 +99,7 @@ func TestImportClientConfigs(t *testing.T) {
 				reportLine("added", "filesystem", "run: npx -y @modelcontextprotocol/server-filesystem /Users/me/notes /Users/me/Desktop"),
 				reportLine("skipped", "memory", "line 13: defined 2 times in the file (lines 13, 28): which one was meant is not clear, so none is imported"),
 				reportLine("skipped", "memory", "line 28: defined 2 times in the file (lines 13, 28)"),
-				reportLine("skipped", "my notes", `line 17: invalid name "my notes": must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$; rename it (to "my-notes", say)`),
+				reportLine("skipped", "my notes", `line 17: invalid name "my notes": it has a space; a name is made of letters, digits, '-' and '_' (at most 32, the first a letter or a digit); rename it (to "my-notes", say)`),
 				reportLine("skipped", "hub_tools", `line 20: invalid name "hub_tools": "hub" and names starting "hub_" are reserved for the hub`),
 				regexp.MustCompile(`(?m)^Added 3, skipped 4, could not read 0\.`),
 			},
