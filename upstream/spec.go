@@ -249,6 +249,10 @@ func ValidName(name string) error {
 // nameRule is NamePattern in words.
 const nameRule = "a name is made of letters, digits, '-' and '_' (at most 32, the first a letter or a digit)"
 
+// maxNameFaults bounds the characters nameFault names (and its work: each
+// is compared with those named before).
+const maxNameFaults = 5
+
 // nameFault says in words how name breaks NamePattern.
 func nameFault(name string) string {
 	if name == "" {
@@ -269,6 +273,10 @@ func nameFault(name string) string {
 			w = fmt.Sprintf("%q", r)
 		}
 		if !slices.Contains(bad, w) {
+			if len(bad) == maxNameFaults {
+				bad = append(bad, "…") // a name of a megabyte of other characters: a few say enough
+				break
+			}
 			bad = append(bad, w)
 		}
 	}
