@@ -188,4 +188,3 @@ func (ix *Index) score(qt []queryTerm) []float64 {
 	}
 	return scores
 }
-
