@@ -233,6 +233,12 @@ func evaluate(ix *Index, queries []string, labels []map[string]int) metrics {
 	for i, q := range queries {
 		res, _ := ix.Search(q, 10)
 		lab := labels[i]
+		nrel := 0
+		for _, r := range lab {
+			if r > 0 {
+				nrel++
+			}
+		}
 		found := 0
 		first := 0
 		dcg := 0.0
@@ -254,7 +260,7 @@ func evaluate(ix *Index, queries []string, labels []map[string]int) metrics {
 					in++
 				}
 			}
-			m.recall[k] += float64(in) / float64(len(lab))
+			m.recall[k] += float64(in) / float64(nrel)
 			if in > 0 {
 				m.hit[k]++
 			}

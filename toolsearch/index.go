@@ -53,6 +53,7 @@ type doc struct {
 	title, desc string
 	schema      json.RawMessage
 	lens        [nFields]float64 // terms per field
+	terms       []string         // distinct words of the tool's own fields (for feedback)
 }
 
 // segment is the index of one server's tools. A segment is immutable; a
@@ -61,6 +62,7 @@ type segment struct {
 	server Server
 	docs   []doc
 	post   map[string][]posting // by term
+	words  []string             // the terms of post, sorted
 	lenSum [nFields]float64     // terms per field over all docs (and the server's own fields once)
 }
 
@@ -174,11 +176,19 @@ func newSegment(srv Server) *segment {
 		}
 		for term, c := range tfs {
 			s.post[term] = append(s.post[term], posting{doc: uint32(i), tf: *c})
+			if c[fName] > 0 || c[fTitle] > 0 || c[fDesc] > 0 {
+				d.terms = append(d.terms, term)
+			}
 		}
+		slices.Sort(d.terms)
 		for f := range nFields {
 			s.lenSum[f] += d.lens[f]
 		}
 		s.docs = append(s.docs, d)
 	}
+	for t := range s.post {
+		s.words = append(s.words, t)
+	}
+	slices.Sort(s.words)
 	return s
 }
