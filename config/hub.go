@@ -5,6 +5,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/catalog"
 	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/toolsearch"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -29,6 +30,7 @@ func (c *Config) HubOptions(p HubParams) *hub.Options {
 		Version:             p.Version,
 		Logger:              p.Logger,
 		Catalog:             catalog.Options{Policy: catalog.Policy(c.CatalogPolicy), Separator: c.CatalogSeparator},
+		Expose:              c.Exposure(),
 		FirstListWait:       fw,
 		MaxMessageBytes:     c.MaxMessageBytes,
 		Store:               p.Store,
@@ -39,6 +41,13 @@ func (c *Config) HubOptions(p HubParams) *hub.Options {
 		AllowedServerNames:  c.AllowedServerNames,
 		Upstream:            c.UpstreamOptions(p.ProcessGroups),
 	}
+}
+
+// Exposure is which tools tools/list holds (the catalog section's expose
+// keys).
+func (c *Config) Exposure() toolsearch.Exposure {
+	return toolsearch.Exposure{Mode: toolsearch.Mode(c.CatalogExpose), Always: c.CatalogAlwaysExpose,
+		SessionTools: c.CatalogSessionTools, SearchAbove: c.CatalogSearchAbove}
 }
 
 // UpstreamOptions are the upstream manager's options (the hub sets its own

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/internal/framing"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
+	"github.com/mcp-hub/mcp-hub/toolsearch"
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,9 +38,10 @@ type session struct {
 	sdkOnce sync.Once
 	sdkErr  error
 
-	listed      atomic.Bool  // a tools/list was answered
-	logLevel    atomic.Int32 // the level the client set (noLevel: none)
-	initialized atomic.Bool  // an initialize was accepted (set under mu)
+	listed      atomic.Bool       // a tools/list was answered
+	found       toolsearch.Recent // tools it found and called (search mode)
+	logLevel    atomic.Int32      // the level the client set (noLevel: none)
+	initialized atomic.Bool       // an initialize was accepted (set under mu)
 
 	// stateless is set for the one-request session of a 2026-07-28 client
 	// (stateless.go); nil for session-era clients.
@@ -326,11 +328,11 @@ func (s *session) listTools(m wire.Message) {
 		id := m.ID
 		go func() {
 			s.h.waitSettled(s.ctx)
-			s.reply(id, s.h.Catalog().ToolsResult())
+			s.reply(id, s.toolsResult())
 		}()
 		return
 	}
-	s.reply(m.ID, s.h.Catalog().ToolsResult())
+	s.reply(m.ID, s.toolsResult())
 }
 
 // reply, replyError and replyErrorObject answer the client request id

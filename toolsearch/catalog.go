@@ -1,6 +1,9 @@
 package toolsearch
 
 import (
+	"encoding/json"
+	"strings"
+
 	"github.com/mcp-hub/mcp-hub/catalog"
 )
 
@@ -46,4 +49,28 @@ func FromCatalog(cat *catalog.Catalog, srcs []catalog.Source, descriptions map[s
 		out = append(out, srv)
 	}
 	return out
+}
+
+// ServerDescription is what a server says about itself, for
+// Server.Description: its registered description, and the title,
+// description and instructions of its initialize result (raw; nil when
+// unknown).
+func ServerDescription(registered string, initializeResult json.RawMessage) string {
+	var init struct {
+		Instructions string `json:"instructions"`
+		ServerInfo   struct {
+			Title       string `json:"title"`
+			Description string `json:"description"`
+		} `json:"serverInfo"`
+	}
+	if len(initializeResult) > 0 {
+		_ = json.Unmarshal(initializeResult, &init)
+	}
+	var parts []string
+	for _, p := range []string{registered, init.ServerInfo.Title, init.ServerInfo.Description, init.Instructions} {
+		if p = strings.TrimSpace(p); p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, "\n")
 }

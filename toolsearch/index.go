@@ -63,6 +63,7 @@ type segment struct {
 	docs   []doc
 	post   map[string][]posting // by term
 	words  []string             // the terms of post, sorted
+	byName map[string]int       // docs by tool name
 	lenSum [nFields]float64     // terms per field over all docs (and the server's own fields once)
 }
 
@@ -141,7 +142,7 @@ func sameServer(a, b Server) bool {
 }
 
 func newSegment(srv Server) *segment {
-	s := &segment{server: srv, post: map[string][]posting{}}
+	s := &segment{server: srv, post: map[string][]posting{}, byName: map[string]int{}}
 	s.server.Tools = slices.Clone(srv.Tools)
 	var srvTerms [nFields][]string
 	terms(srv.Name, func(t string) { srvTerms[fServer] = append(srvTerms[fServer], t) })
@@ -184,6 +185,7 @@ func newSegment(srv Server) *segment {
 		for f := range nFields {
 			s.lenSum[f] += d.lens[f]
 		}
+		s.byName[t.Name] = len(s.docs)
 		s.docs = append(s.docs, d)
 	}
 	for t := range s.post {
@@ -191,4 +193,21 @@ func newSegment(srv Server) *segment {
 	}
 	slices.Sort(s.words)
 	return s
+}
+
+// Lookup returns the indexed tool of a server by its name there.
+func (ix *Index) Lookup(server, tool string) (Result, bool) {
+	if ix == nil {
+		return Result{}, false
+	}
+	i, ok := slices.BinarySearchFunc(ix.segs, server, func(s *segment, name string) int { return strings.Compare(s.server.Name, name) })
+	if !ok {
+		return Result{}, false
+	}
+	s := ix.segs[i]
+	d, ok := s.byName[tool]
+	if !ok {
+		return Result{}, false
+	}
+	return s.result(d, 0), true
 }

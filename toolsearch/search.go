@@ -31,9 +31,6 @@ var defaultParams = params{
 	weight:   [nFields]float64{fName: 4, fTitle: 2, fDesc: 1, fParamName: 1, fParamDesc: 0.5, fServer: 1, fServerDesc: 0.5},
 	b:        [nFields]float64{fName: 0.5, fTitle: 0.5, fDesc: 0.5, fParamName: 0.75, fParamDesc: 0.75, fServer: 0.5, fServerDesc: 0.75},
 	server:   0.5,
-	fbDocs:   1,
-	fbTerms:  10,
-	fbWeight: 0.2,
 	affix:    0.3,
 	affixLen: 3,
 }
@@ -42,6 +39,7 @@ var defaultParams = params{
 type queryTerm struct {
 	term string
 	w    float64 // weight beyond n (feedback terms); 0 means 1
+	from string  // the query word an affix term stands for
 	n    int     // times in the query
 }
 
@@ -97,8 +95,7 @@ func (ix *Index) Page(query string, offset, limit int) (results []Result, total 
 	}
 	scores := ix.score(qt)
 	if ix.p.fbWeight > 0 {
-		qt = ix.feedback(qt, scores)
-		scores = ix.score(qt)
+		scores = ix.score(ix.feedback(qt, scores))
 	}
 	var hits []hit
 	base := 0
@@ -312,7 +309,7 @@ func (ix *Index) affixes(qt []queryTerm) []queryTerm {
 			return
 		}
 		in[t] = true
-		out = append(out, queryTerm{term: t, n: 1, w: p.affix * float64(q.n)})
+		out = append(out, queryTerm{term: t, n: 1, w: p.affix * float64(q.n), from: q.term})
 	}
 	for _, q := range qt {
 		if len(q.term) < 4 {
@@ -336,5 +333,28 @@ func (ix *Index) affixes(qt []queryTerm) []queryTerm {
 			}
 		}
 	}
+	// A word no tool has, and that no indexed word extends or is extended
+	// by, may be the start of one (typed in part: "dir" for directory).
+	for _, q := range qt {
+		if len(q.term) < 2 || ix.has(q.term) || slices.ContainsFunc(out[len(qt):], func(x queryTerm) bool { return x.from == q.term }) {
+			continue
+		}
+		for _, s := range ix.segs {
+			i, _ := slices.BinarySearch(s.words, q.term)
+			for ; i < len(s.words) && strings.HasPrefix(s.words[i], q.term); i++ {
+				add(s.words[i], q)
+			}
+		}
+	}
 	return out
+}
+
+// has reports whether any tool has the term.
+func (ix *Index) has(t string) bool {
+	for _, s := range ix.segs {
+		if _, ok := s.post[t]; ok {
+			return true
+		}
+	}
+	return false
 }
