@@ -28,8 +28,9 @@ const (
 // tool.
 type Exposure struct {
 	Mode Mode
-	// Always are tool names or globs ("*", "?", "[…]") of exposed names
-	// that are listed in search mode too.
+	// Always are exposed tool names, or globs where "*" matches any run of
+	// characters (as catalog.Filter matches), that
+	// are listed in search mode too.
 	Always []string
 	// SessionTools bounds the tools a session found and called that are
 	// added to its own list, least recently used first out (20 when 0).

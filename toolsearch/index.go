@@ -211,3 +211,21 @@ func (ix *Index) Lookup(server, tool string) (Result, bool) {
 	}
 	return s.result(d, 0), true
 }
+
+// Reuses reports whether ix indexes server with the very segment prev
+// had: its tools were not read again.
+func (ix *Index) Reuses(prev *Index, server string) bool {
+	if ix == nil || prev == nil {
+		return false
+	}
+	find := func(x *Index) *segment {
+		for _, s := range x.segs {
+			if s.server.Name == server {
+				return s
+			}
+		}
+		return nil
+	}
+	s := find(ix)
+	return s != nil && s == find(prev)
+}
