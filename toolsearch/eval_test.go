@@ -335,11 +335,54 @@ func sample(qs []toolEQuery, n int, seed uint64) []toolEQuery {
 	return out
 }
 
-func TestEvalQuick(t *testing.T) {
+// baseline reads mcpproxy-go's own scores on the golden set.
+func baseline(t testing.TB, dir string) metrics {
+	var b struct {
+		RecallAt map[string]float64 `json:"recall_at"`
+		MRR      float64            `json:"mrr"`
+		NDCG10   float64            `json:"ndcg_at_10"`
+	}
+	readJSON(t, filepath.Join(dir, "mcpproxy-golden", "baseline_v1.json"), &b)
+	m := metrics{n: 47, recall: map[int]float64{}, mrr: b.MRR, ndcg10: b.NDCG10}
+	for _, k := range cutoffs {
+		m.recall[k] = b.RecallAt[fmt.Sprint(k)]
+	}
+	return m
+}
+
+// The floors TestRetrievalQuality holds the ranking to: the issue's
+// targets where they are met, a little under today's score where not
+// (ToolE hit@5: 0.647 measured, target 0.65).
+const (
+	floorGoldenRecall5 = 0.75
+	floorToolEHit5     = 0.63
+	floorMultiRecall5  = 0.55
+)
+
+// TestRetrievalQuality loads the public retrieval sets into the index the
+// hub uses (catalog.ParseTool, catalog.Build, FromCatalog, Build) and holds
+// the ranking to quality floors. It prints the scores beside the anchors;
+// make eval-search runs it with -v (and the 5,000-tool benchmark).
+func TestRetrievalQuality(t *testing.T) {
 	dir := dataDir(t)
 	g := loadGolden(t, dir)
 	s := loadToolE(t, dir)
-	t.Logf("golden: %v", goldenEval(t, g, &defaultParams))
-	t.Logf("ToolE single (all): %v", toolEEval(t, s, s.single, &defaultParams))
-	t.Logf("ToolE multi: %v", toolEEval(t, s, s.multi, &defaultParams))
+	gm := goldenEval(t, g, &defaultParams)
+	bm := baseline(t, dir)
+	sm := toolEEval(t, s, s.single, &defaultParams)
+	mm := toolEEval(t, s, s.multi, &defaultParams)
+	t.Logf("mcpproxy-go golden set (45 tools of 7 servers, 47 queries):")
+	t.Logf("  %-22s R@1 %.3f  R@3 %.3f  R@5 %.3f  R@10 %.3f  MRR %.3f  nDCG@10 %.3f", "toolsearch", gm.recall[1], gm.recall[3], gm.recall[5], gm.recall[10], gm.mrr, gm.ndcg10)
+	t.Logf("  %-22s R@1 %.3f  R@3 %.3f  R@5 %.3f  R@10 %.3f  MRR %.3f  nDCG@10 %.3f", "mcpproxy-go baseline_v1", bm.recall[1], bm.recall[3], bm.recall[5], bm.recall[10], bm.mrr, bm.ndcg10)
+	t.Logf("ToolE single-tool queries (all %d, 199 tools): hit@1 %.3f  hit@5 %.3f  (plain BM25 anchor: hit@5 0.540)", sm.n, sm.hit[1], sm.hit[5])
+	t.Logf("ToolE multi-tool queries (%d): recall@5 %.3f  (plain BM25 anchor: 0.453)", mm.n, mm.recall[5])
+	if gm.recall[5] < floorGoldenRecall5 {
+		t.Errorf("golden recall@5 %.3f < %.2f", gm.recall[5], floorGoldenRecall5)
+	}
+	if sm.hit[5] < floorToolEHit5 {
+		t.Errorf("ToolE hit@5 %.3f < %.2f", sm.hit[5], floorToolEHit5)
+	}
+	if mm.recall[5] < floorMultiRecall5 {
+		t.Errorf("ToolE multi-tool recall@5 %.3f < %.2f", mm.recall[5], floorMultiRecall5)
+	}
 }

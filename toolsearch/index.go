@@ -71,10 +71,30 @@ type segment struct {
 // concurrent use; [Build] makes a new one when the tools change.
 type Index struct {
 	segs  []*segment
+	base  []int // the number of the first tool of each segment
 	ndocs int
 	avg   [nFields]float64 // mean terms per field per tool
 	savg  [nFields]float64 // mean terms per field per server
 	p     *params
+	// terms are every term's postings, by segment; words are the terms,
+	// sorted (for affix matching).
+	terms map[string]*termEntry
+	words []string
+	// fw are each tool's field weights over their length normalisation
+	// (BM25F: weight / (1 - b + b·length/average)), by tool number.
+	fw [][nFields]float64
+}
+
+// termEntry is one term of an index.
+type termEntry struct {
+	df   int // tools that have it
+	refs []termRef
+}
+
+// termRef is a term's postings in one segment.
+type termRef struct {
+	seg  int
+	post []posting
 }
 
 // Len returns the number of tools indexed.
@@ -111,21 +131,65 @@ func build(servers []Server, prev *Index, p *params) *Index {
 		if seg == nil || !sameServer(seg.server, srv) {
 			seg = newSegment(srv)
 		}
+		ix.base = append(ix.base, ix.ndocs)
 		ix.segs = append(ix.segs, seg)
 		ix.ndocs += len(seg.docs)
 	}
-	if ix.ndocs > 0 {
-		for _, s := range ix.segs {
-			for f := range nFields {
-				ix.avg[f] += s.lenSum[f]
-			}
-		}
+	if ix.ndocs == 0 {
+		return ix
+	}
+	n := 0
+	for _, s := range ix.segs {
+		n += len(s.words)
 		for f := range nFields {
-			ix.savg[f] = ix.avg[f] / float64(len(ix.segs))
-			ix.avg[f] /= float64(ix.ndocs)
+			ix.avg[f] += s.lenSum[f]
+			ix.savg[f] += s.serverLen(f)
 		}
 	}
+	for f := range nFields {
+		ix.savg[f] /= float64(len(ix.segs))
+		ix.avg[f] /= float64(ix.ndocs)
+	}
+	ix.fw = make([][nFields]float64, 0, ix.ndocs)
+	for _, s := range ix.segs {
+		for d := range s.docs {
+			var w [nFields]float64
+			for f := range nFields {
+				w[f] = p.weight[f] / (1 - p.b[f] + p.b[f]*s.docs[d].lens[f]/max(ix.avg[f], 1))
+			}
+			ix.fw = append(ix.fw, w)
+		}
+	}
+	ix.terms = make(map[string]*termEntry, n/2)
+	entries := make([]termEntry, 0, n/2) // allocated together
+	for si, s := range ix.segs {
+		for _, w := range s.words {
+			e := ix.terms[w]
+			if e == nil {
+				if len(entries) == cap(entries) {
+					entries = make([]termEntry, 0, 1024)
+				}
+				entries = append(entries, termEntry{})
+				e = &entries[len(entries)-1]
+				ix.terms[w] = e
+				ix.words = append(ix.words, w)
+			}
+			post := s.post[w]
+			e.df += len(post)
+			e.refs = append(e.refs, termRef{seg: si, post: post})
+		}
+	}
+	slices.Sort(ix.words)
 	return ix
+}
+
+// serverLen is the length of field f of the server as one document: its
+// tools' fields together, its own (name, description) once.
+func (s *segment) serverLen(f field) float64 {
+	if f >= fServer {
+		return s.lenSum[f] / float64(len(s.docs))
+	}
+	return s.lenSum[f]
 }
 
 func sameServer(a, b Server) bool {

@@ -14,11 +14,6 @@ type params struct {
 	// server is the weight of the server's score (BM25F over all the
 	// text of a server's tools) added to each of its tools' scores.
 	server float64
-	// fbDocs, fbTerms and fbWeight configure pseudo-relevance feedback:
-	// the fbTerms words with the most weight in the fbDocs best tools,
-	// added to the query with weight fbWeight (0: none).
-	fbDocs, fbTerms int
-	fbWeight        float64
 	// affix is the weight of an indexed word that a query word extends or
 	// is extended by, by at most affixLen letters, both at least 4
 	// letters long ("rent" for "rental"; 0: none).
@@ -38,7 +33,7 @@ var defaultParams = params{
 // queryTerm is one distinct term of a query.
 type queryTerm struct {
 	term string
-	w    float64 // weight beyond n (feedback terms); 0 means 1
+	w    float64 // weight instead of n (affix terms); 0: n
 	from string  // the query word an affix term stands for
 	n    int     // times in the query
 }
@@ -85,45 +80,62 @@ func (ix *Index) Page(query string, offset, limit int) (results []Result, total 
 		}
 		return results, total
 	}
-	type hit struct {
-		seg   int
-		doc   int
-		score float64
-	}
 	if ix.p.affix > 0 {
 		qt = ix.affixes(qt)
 	}
 	scores := ix.score(qt)
-	if ix.p.fbWeight > 0 {
-		scores = ix.score(ix.feedback(qt, scores))
-	}
-	var hits []hit
+	// The best offset+limit, kept in order as the scores are read: a
+	// full sort of every match cost more than the scoring.
+	k := offset + limit
+	var top []hit
 	base := 0
 	for si, s := range ix.segs {
 		for d := range s.docs {
-			if sc := scores[base+d]; sc > 0 {
-				hits = append(hits, hit{si, d, sc})
+			sc := scores[base+d]
+			if sc <= 0 {
+				continue
 			}
+			total++
+			h := hit{si, d, sc}
+			if len(top) == k && !h.before(top[k-1]) {
+				continue
+			}
+			i, _ := slices.BinarySearchFunc(top, h, func(a, b hit) int {
+				if a.before(b) {
+					return -1
+				}
+				return 1
+			})
+			if len(top) < k {
+				top = append(top, hit{})
+			}
+			copy(top[i+1:], top[i:len(top)-1])
+			top[i] = h
 		}
 		base += len(s.docs)
 	}
-	slices.SortFunc(hits, func(a, b hit) int {
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
-		case a.seg != b.seg:
-			return a.seg - b.seg
-		}
-		return a.doc - b.doc
-	})
-	total = len(hits)
-	for i := offset; i < len(hits) && len(results) < limit; i++ {
-		h := hits[i]
+	for i := offset; i < len(top); i++ {
+		h := top[i]
 		results = append(results, ix.segs[h.seg].result(h.doc, h.score))
 	}
 	return results, total
+}
+
+// hit is a scored tool.
+type hit struct {
+	seg, doc int
+	score    float64
+}
+
+// before orders hits: higher score first, then by server and listing.
+func (a hit) before(b hit) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	if a.seg != b.seg {
+		return a.seg < b.seg
+	}
+	return a.doc < b.doc
 }
 
 func (s *segment) result(d int, score float64) Result {
@@ -147,151 +159,61 @@ func (ix *Index) score(qt []queryTerm) []float64 {
 		srvScore = make([]float64, len(ix.segs))
 	}
 	for _, q := range qt {
+		e := ix.terms[q.term]
+		if e == nil {
+			continue
+		}
 		qw := float64(q.n)
 		if q.w > 0 {
 			qw = q.w
 		}
-		df := 0
-		sdf := 0
-		for _, s := range ix.segs {
-			if l := len(s.post[q.term]); l > 0 {
-				df += l
-				sdf++
-			}
-		}
-		if df == 0 {
-			continue
-		}
-		idf := math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5))
-		sidf := math.Log(1 + (nsrv-float64(sdf)+0.5)/(float64(sdf)+0.5))
-		base := 0
-		for si, s := range ix.segs {
-			post := s.post[q.term]
+		idf := math.Log(1 + (n-float64(e.df)+0.5)/(float64(e.df)+0.5))
+		sdf := float64(len(e.refs))
+		sidf := math.Log(1 + (nsrv-sdf+0.5)/(sdf+0.5))
+		for _, ref := range e.refs {
+			s := ix.segs[ref.seg]
+			base := ix.base[ref.seg]
 			var stf [nFields]float64
-			for _, ps := range post {
-				d := &s.docs[ps.doc]
+			for _, ps := range ref.post {
+				fw := &ix.fw[base+int(ps.doc)]
 				tf := 0.0
 				for f := range nFields {
-					if ps.tf[f] == 0 {
-						continue
+					if c := float64(ps.tf[f]); c > 0 {
+						tf += c * fw[f]
+						stf[f] += c
 					}
-					norm := 1 - p.b[f] + p.b[f]*d.lens[f]/max(ix.avg[f], 1)
-					tf += p.weight[f] * float64(ps.tf[f]) / norm
-					stf[f] += float64(ps.tf[f])
 				}
 				scores[base+int(ps.doc)] += qw * idf * tf * (p.k1 + 1) / (tf + p.k1)
 			}
-			if srvScore != nil && len(post) > 0 {
+			if srvScore != nil {
 				tf := 0.0
 				for f := range nFields {
 					if stf[f] == 0 {
 						continue
 					}
-					l := s.lenSum[f]
-					if f >= fServer { // counted once per tool: once per server
+					if f >= fServer { // once per tool: once for the server
 						stf[f] /= float64(len(s.docs))
-						l /= float64(len(s.docs))
 					}
-					norm := 1 - p.b[f] + p.b[f]*l/max(ix.savg[f], 1)
-					tf += p.weight[f] * stf[f] / norm
+					tf += p.weight[f] * stf[f] / (1 - p.b[f] + p.b[f]*s.serverLen(f)/max(ix.savg[f], 1))
 				}
-				srvScore[si] += qw * sidf * tf * (p.k1 + 1) / (tf + p.k1)
+				srvScore[ref.seg] += qw * sidf * tf * (p.k1 + 1) / (tf + p.k1)
 			}
-			base += len(s.docs)
 		}
 	}
 	if srvScore != nil {
-		base := 0
 		for si, s := range ix.segs {
+			if srvScore[si] == 0 {
+				continue
+			}
+			base := ix.base[si]
 			for d := range s.docs {
 				if scores[base+d] > 0 {
 					scores[base+d] += p.server * srvScore[si]
 				}
 			}
-			base += len(s.docs)
 		}
 	}
 	return scores
-}
-
-// feedback returns qt with the words that weigh most in the best tools
-// of a first ranking added.
-func (ix *Index) feedback(qt []queryTerm, scores []float64) []queryTerm {
-	p := ix.p
-	type ref struct {
-		seg, doc int
-		score    float64
-	}
-	var top []ref
-	base := 0
-	for si, s := range ix.segs {
-		for d := range s.docs {
-			if sc := scores[base+d]; sc > 0 {
-				top = append(top, ref{si, d, sc})
-			}
-		}
-		base += len(s.docs)
-	}
-	slices.SortFunc(top, func(a, b ref) int {
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
-		}
-		return 0
-	})
-	if len(top) > p.fbDocs {
-		top = top[:p.fbDocs]
-	}
-	if len(top) == 0 {
-		return qt
-	}
-	in := map[string]bool{}
-	for _, q := range qt {
-		in[q.term] = true
-	}
-	weight := map[string]float64{}
-	n := float64(ix.ndocs)
-	for _, r := range top {
-		d := &ix.segs[r.seg].docs[r.doc]
-		for _, t := range d.terms {
-			if in[t] {
-				continue
-			}
-			df := 0
-			for _, s := range ix.segs {
-				df += len(s.post[t])
-			}
-			idf := math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5))
-			weight[t] += r.score / top[0].score * idf
-		}
-	}
-	type tw struct {
-		t string
-		w float64
-	}
-	var cand []tw
-	for t, w := range weight {
-		cand = append(cand, tw{t, w})
-	}
-	slices.SortFunc(cand, func(a, b tw) int {
-		switch {
-		case a.w > b.w:
-			return -1
-		case a.w < b.w:
-			return 1
-		}
-		return strings.Compare(a.t, b.t)
-	})
-	if len(cand) > p.fbTerms {
-		cand = cand[:p.fbTerms]
-	}
-	out := slices.Clone(qt)
-	for _, c := range cand {
-		out = append(out, queryTerm{term: c.t, n: 1, w: p.fbWeight * c.w / cand[0].w})
-	}
-	return out
 }
 
 // affixes returns qt with the indexed words that extend a query word, or
@@ -311,50 +233,37 @@ func (ix *Index) affixes(qt []queryTerm) []queryTerm {
 		in[t] = true
 		out = append(out, queryTerm{term: t, n: 1, w: p.affix * float64(q.n), from: q.term})
 	}
+	// extensions calls fn with each indexed word that starts with t.
+	extensions := func(t string, fn func(w string)) {
+		i, _ := slices.BinarySearch(ix.words, t)
+		for ; i < len(ix.words) && strings.HasPrefix(ix.words[i], t); i++ {
+			if ix.words[i] != t {
+				fn(ix.words[i])
+			}
+		}
+	}
 	for _, q := range qt {
 		if len(q.term) < 4 {
 			continue
 		}
 		for l := max(4, len(q.term)-p.affixLen); l < len(q.term); l++ {
-			pre := q.term[:l]
-			for _, s := range ix.segs {
-				if _, ok := s.post[pre]; ok {
-					add(pre, q)
-					break
-				}
+			if pre := q.term[:l]; ix.terms[pre] != nil {
+				add(pre, q)
 			}
 		}
-		for _, s := range ix.segs {
-			i, _ := slices.BinarySearch(s.words, q.term)
-			for ; i < len(s.words) && strings.HasPrefix(s.words[i], q.term); i++ {
-				if w := s.words[i]; len(w) > len(q.term) && len(w)-len(q.term) <= p.affixLen {
-					add(w, q)
-				}
+		extensions(q.term, func(w string) {
+			if len(w)-len(q.term) <= p.affixLen {
+				add(w, q)
 			}
-		}
+		})
 	}
 	// A word no tool has, and that no indexed word extends or is extended
 	// by, may be the start of one (typed in part: "dir" for directory).
 	for _, q := range qt {
-		if len(q.term) < 2 || ix.has(q.term) || slices.ContainsFunc(out[len(qt):], func(x queryTerm) bool { return x.from == q.term }) {
+		if len(q.term) < 2 || ix.terms[q.term] != nil || slices.ContainsFunc(out[len(qt):], func(x queryTerm) bool { return x.from == q.term }) {
 			continue
 		}
-		for _, s := range ix.segs {
-			i, _ := slices.BinarySearch(s.words, q.term)
-			for ; i < len(s.words) && strings.HasPrefix(s.words[i], q.term); i++ {
-				add(s.words[i], q)
-			}
-		}
+		extensions(q.term, func(w string) { add(w, q) })
 	}
 	return out
-}
-
-// has reports whether any tool has the term.
-func (ix *Index) has(t string) bool {
-	for _, s := range ix.segs {
-		if _, ok := s.post[t]; ok {
-			return true
-		}
-	}
-	return false
 }
