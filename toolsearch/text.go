@@ -3,6 +3,7 @@ package toolsearch
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -55,8 +56,7 @@ var stemCache sync.Map // string → string
 // maxStemCache bounds stemCache; past it, stems are computed each time.
 const maxStemCache = 200_000
 
-var stemCount sync.Mutex
-var stemN int
+var stemN atomic.Int64 // entries of stemCache
 
 // stem returns the English (Porter2) stem of a lowercase word. Words of
 // three runes or fewer and words with digits are kept as they are.
@@ -75,12 +75,11 @@ func stem(w string) string {
 	env := snowball.NewEnv(w)
 	english.Stem(env)
 	s := env.Current()
-	stemCount.Lock()
-	if stemN < maxStemCache {
-		stemN++
-		stemCache.Store(w, s)
+	if stemN.Load() < maxStemCache {
+		if _, loaded := stemCache.LoadOrStore(w, s); !loaded {
+			stemN.Add(1)
+		}
 	}
-	stemCount.Unlock()
 	return s
 }
 
