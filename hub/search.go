@@ -139,18 +139,7 @@ func (s *session) searchTools(m wire.Message) {
 	a.Limit = min(a.Limit, maxSearchLimit)
 	a.Offset = max(a.Offset, 0)
 	results, total := s.h.cat.Load().search.Page(a.Query, a.Offset, a.Limit)
-	if results == nil {
-		results = []toolsearch.Result{}
-	}
-	res, err := json.Marshal(map[string]any{
-		"content":           []map[string]string{{"type": "text", "text": toolsearch.Text(a.Query, results, total, a.Offset)}},
-		"structuredContent": map[string]any{"tools": results, "total": total},
-	})
-	if err != nil {
-		s.reply(m.ID, toolResultError(err.Error()))
-		return
-	}
-	s.reply(m.ID, res)
+	s.reply(m.ID, toolsearch.AppendCallResult(nil, a.Query, results, total, a.Offset))
 }
 
 // hub_search_tools' limit: by default, and at most.

@@ -2,8 +2,11 @@ package toolsearch
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcp-hub/mcp-hub/internal/wire"
 )
 
 // maxLineDescription bounds the description on a tool's line of [Text];
@@ -36,12 +39,19 @@ func Text(query string, results []Result, total, offset int) string {
 	}
 	b.WriteString(". Call one with hub_call_tool {server, tool, arguments}.\n")
 	for i, r := range results {
-		fmt.Fprintf(&b, "\n%d. server %q tool %q", offset+i+1, r.Server, r.Tool)
+		b.WriteByte('\n')
+		b.WriteString(strconv.Itoa(offset + i + 1))
+		b.WriteString(". server ")
+		b.WriteString(strconv.Quote(r.Server))
+		b.WriteString(" tool ")
+		b.WriteString(strconv.Quote(r.Tool))
 		switch {
 		case r.ExposedAs == "":
 			b.WriteString(" (not listed under its name: another server's tool holds it; call it with hub_call_tool)")
 		case r.ExposedAs != r.Tool:
-			fmt.Fprintf(&b, " (listed as %q)", r.ExposedAs)
+			b.WriteString(" (listed as ")
+			b.WriteString(strconv.Quote(r.ExposedAs))
+			b.WriteByte(')')
 		}
 		if d := summary(r.Title, r.Description); d != "" {
 			b.WriteString(": ")
@@ -79,4 +89,42 @@ func summary(title, desc string) string {
 		}
 	}
 	return desc
+}
+
+// AppendCallResult appends the result of a hub_search_tools call: the
+// [Text] for the model as its content, and {tools, total} as its
+// structuredContent (each tool as [Result] marshals). It writes the JSON
+// itself: encoding/json's reflection and its second pass over every input
+// schema cost more than the ranking (BenchmarkSearchVsHubCall).
+func AppendCallResult(dst []byte, query string, results []Result, total, offset int) []byte {
+	dst = append(dst, `{"content":[{"type":"text","text":`...)
+	dst = wire.AppendString(dst, Text(query, results, total, offset))
+	dst = append(dst, `}],"structuredContent":{"tools":[`...)
+	for i, r := range results {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"server":`...)
+		dst = wire.AppendString(dst, r.Server)
+		dst = append(dst, `,"tool":`...)
+		dst = wire.AppendString(dst, r.Tool)
+		dst = append(dst, `,"exposedAs":`...)
+		dst = wire.AppendString(dst, r.ExposedAs)
+		if r.Title != "" {
+			dst = append(dst, `,"title":`...)
+			dst = wire.AppendString(dst, r.Title)
+		}
+		if r.Description != "" {
+			dst = append(dst, `,"description":`...)
+			dst = wire.AppendString(dst, r.Description)
+		}
+		dst = append(dst, `,"inputSchema":`...)
+		dst = append(dst, r.InputSchema...) // catalog.ParseTool checked it is an object
+		dst = append(dst, `,"score":`...)
+		dst = strconv.AppendFloat(dst, r.Score, 'f', -1, 64)
+		dst = append(dst, '}')
+	}
+	dst = append(dst, `],"total":`...)
+	dst = strconv.AppendInt(dst, int64(total), 10)
+	return append(dst, `}}`...)
 }

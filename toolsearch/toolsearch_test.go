@@ -252,3 +252,33 @@ func TestExposure(t *testing.T) {
 		t.Error("a bad mode passed Check")
 	}
 }
+
+// TestAppendCallResult: the hand-written JSON is what encoding/json makes
+// of the same result.
+func TestAppendCallResult(t *testing.T) {
+	ix := small(t)
+	for _, q := range []string{"read a \"file\" <now>", "", "zebra"} {
+		res, total := ix.Page(q, 1, 2)
+		got := AppendCallResult(nil, q, res, total, 1)
+		if res == nil {
+			res = []Result{}
+		}
+		want, _ := json.Marshal(map[string]any{
+			"content":           []map[string]string{{"type": "text", "text": Text(q, res, total, 1)}},
+			"structuredContent": map[string]any{"tools": res, "total": total},
+		})
+		var g, w any
+		if err := json.Unmarshal(got, &g); err != nil {
+			t.Fatalf("%q: %v: %s", q, err, got)
+		}
+		_ = json.Unmarshal(want, &w)
+		if gb, _ := json.Marshal(g); string(gb) != string(mustMarshal(w)) {
+			t.Errorf("%q:\n got %s\nwant %s", q, gb, want)
+		}
+	}
+}
+
+func mustMarshal(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
