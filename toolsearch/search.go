@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // params are the ranking's constants.
@@ -83,7 +84,9 @@ func (ix *Index) Page(query string, offset, limit int) (results []Result, total 
 	if ix.p.affix > 0 {
 		qt = ix.affixes(qt)
 	}
-	scores := ix.score(qt)
+	buf := ix.score(qt)
+	defer scorePool.Put(buf)
+	scores := *buf
 	// The best offset+limit, kept in order as the scores are read: a
 	// full sort of every match cost more than the scoring.
 	k := offset + limit
@@ -148,10 +151,12 @@ func (s *segment) result(d int, score float64) Result {
 		Description: x.desc, InputSchema: schema, Score: math.Round(score*1000) / 1000}
 }
 
-// score returns the score of every tool, in segment then doc order.
-func (ix *Index) score(qt []queryTerm) []float64 {
+// score returns the score of every tool, by tool number, in a buffer of
+// scorePool.
+func (ix *Index) score(qt []queryTerm) *[]float64 {
 	p := ix.p
-	scores := make([]float64, ix.ndocs)
+	buf := scoreBuffer(ix.ndocs)
+	scores := *buf
 	n := float64(ix.ndocs)
 	nsrv := float64(len(ix.segs))
 	var srvScore []float64
@@ -213,7 +218,7 @@ func (ix *Index) score(qt []queryTerm) []float64 {
 			}
 		}
 	}
-	return scores
+	return buf
 }
 
 // affixes returns qt with the indexed words that extend a query word, or
@@ -266,4 +271,19 @@ func (ix *Index) affixes(qt []queryTerm) []queryTerm {
 		extensions(q.term, func(w string) { add(w, q) })
 	}
 	return out
+}
+
+// scorePool keeps score buffers: a query at 5,000 tools would otherwise
+// allocate 40 KB for the garbage collector.
+var scorePool sync.Pool // *[]float64
+
+// scoreBuffer returns a zeroed buffer of n scores from scorePool.
+func scoreBuffer(n int) *[]float64 {
+	if b, _ := scorePool.Get().(*[]float64); b != nil && cap(*b) >= n {
+		*b = (*b)[:n]
+		clear(*b)
+		return b
+	}
+	b := make([]float64, n)
+	return &b
 }

@@ -59,7 +59,8 @@ func synthetic(servers, perServer int, seed uint64) []Server {
 
 // TestSyntheticCatalog measures the index on a catalog of 5,000 tools (250
 // servers of 20): build time, the rebuild after one server changed, heap
-// held, and search latency (p50, p99 over 2,000 queries of 2 to 12 words).
+// held, and search latency (p50, p99 over 2,000 queries of 2 to 12 words,
+// each query's best of 3 rounds).
 // It asserts no timing; make eval-search runs it (MCPHUB_EVAL_SEARCH=1).
 func TestSyntheticCatalog(t *testing.T) {
 	if os.Getenv("MCPHUB_EVAL_SEARCH") == "" {
@@ -85,23 +86,40 @@ func TestSyntheticCatalog(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(3, 3))
 	vocab := strings.Fields("get list create update delete search find read write send file directory issue branch commit message channel user project task invoice customer order payment report chart database document calendar event email image weather forecast flight hotel recipe article news secret cluster deployment container bucket log alert the latest recent full text status owner date")
-	var lat []time.Duration
+	var queries []string
 	for range 2000 {
 		n := 2 + r.IntN(11)
 		var q []string
 		for range n {
 			q = append(q, vocab[r.IntN(len(vocab))])
 		}
-		start := time.Now()
-		ix.Search(strings.Join(q, " "), 10)
-		lat = append(lat, time.Since(start))
+		queries = append(queries, strings.Join(q, " "))
+	}
+	// Each query's best of 3 rounds: the machine is shared (2 cores, other
+	// builds), and a query that lost its core for a while says nothing of
+	// the search.
+	lat := make([]time.Duration, len(queries))
+	var first []time.Duration
+	for round := range 3 {
+		for i, q := range queries {
+			start := time.Now()
+			ix.Search(q, 10)
+			if d := time.Since(start); round == 0 || d < lat[i] {
+				lat[i] = d
+			}
+		}
+		if round == 0 {
+			first = slices.Clone(lat)
+		}
 	}
 	slices.Sort(lat)
+	slices.Sort(first)
 	t.Logf("synthetic catalog: %d tools of %d servers", ix.Len(), len(servers))
 	t.Logf("  build %v; rebuild after one server changed %v; heap held %.1f MiB", build.Round(time.Microsecond), rebuild.Round(time.Microsecond),
 		float64(after.HeapAlloc-before.HeapAlloc)/(1<<20))
-	t.Logf("  search (limit 10, 2-12 words): p50 %v, p99 %v, max %v over %d queries", lat[len(lat)/2].Round(time.Microsecond),
+	t.Logf("  search (limit 10, 2-12 words, each query's best of 3 rounds): p50 %v, p99 %v, max %v over %d queries", lat[len(lat)/2].Round(time.Microsecond),
 		lat[len(lat)*99/100].Round(time.Microsecond), lat[len(lat)-1].Round(time.Microsecond), len(lat))
+	t.Logf("  the first round alone: p50 %v, p99 %v", first[len(first)/2].Round(time.Microsecond), first[len(first)*99/100].Round(time.Microsecond))
 }
 
 func BenchmarkSearch5000(b *testing.B) {
