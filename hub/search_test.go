@@ -230,3 +230,27 @@ func TestSearchIndexFollowsListChanged(t *testing.T) {
 		t.Error("b's tools were indexed again though they did not change")
 	}
 }
+
+// TestSearchNeverFindsUnapproved: a registration nobody approved, or whose
+// approval an edit took back, is never found; approved, it is.
+func TestSearchNeverFindsUnapproved(t *testing.T) {
+	h, srv := startHTTPHub(t, nil)
+	api := srv.URL + "/api/servers"
+	if code, out := apiJSON(t, "POST", api, map[string]any{"name": "newbie", "command": fixture, "args": []string{"-only", "pid"}}); code != 201 {
+		t.Fatalf("add: %d %v", code, out)
+	}
+	found := func() int {
+		_, total := h.SearchTools("the process id", 5)
+		return total
+	}
+	storePolls()
+	if n := found(); n != 0 {
+		t.Errorf("pending: the search finds %d tools", n)
+	}
+	apiApprove(t, api, "newbie")
+	eventually(t, 10*time.Second, "pid found once approved", func() bool { return found() == 1 })
+	if code, out := apiJSON(t, "PUT", api+"/newbie", map[string]any{"args": []string{"-only", "pid,echo"}}); code != 200 || out["approval"] != "pending" {
+		t.Fatalf("edit: %d %v", code, out)
+	}
+	eventually(t, 10*time.Second, "pid gone once the edit needs approval", func() bool { return found() == 0 })
+}
