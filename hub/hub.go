@@ -408,7 +408,6 @@ func (h *Hub) rebuildNow() {
 	next.TemplatesResult()
 	h.logShadows(next)
 	st := h.newCatalogState(next, srcs, descs, prev)
-	toolsChanged = toolsChanged || st.searching != prev.searching
 	h.cat.Store(st)
 	h.doneGen.Store(gen)
 	h.metrics.observe(h)
@@ -422,7 +421,7 @@ func (h *Hub) rebuildNow() {
 	}
 	h.mu.Unlock()
 	for _, s := range sessions {
-		if toolsChanged {
+		if s.toolsChanged(prev, st, toolsChanged) {
 			s.notify("notifications/tools/list_changed", nil, nil)
 		}
 		if promptsChanged {

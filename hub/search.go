@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 
@@ -54,7 +55,11 @@ func (h *Hub) SearchIndex() *toolsearch.Index { return h.cat.Load().search }
 
 // toolsResult is the tools/list result for this session.
 func (s *session) toolsResult() []byte {
-	st := s.h.cat.Load()
+	return s.toolsResultOf(s.h.cat.Load())
+}
+
+// toolsResultOf is the tools/list result for this session of st.
+func (s *session) toolsResultOf(st *catalogState) []byte {
 	if !st.searching {
 		return st.cat.ToolsResult()
 	}
@@ -63,6 +68,20 @@ func (s *session) toolsResult() []byte {
 		return st.listResult
 	}
 	return toolsearch.ToolsResult(st.cat, st.listed, names)
+}
+
+// toolsChanged reports whether the session's tools/list differs between
+// two catalog states (catalogChanged: the catalog's tools differ). In
+// search mode a change to tools the session does not list is not news
+// to it.
+func (s *session) toolsChanged(prev, next *catalogState, catalogChanged bool) bool {
+	switch {
+	case prev.searching != next.searching:
+		return true
+	case !next.searching || !catalogChanged:
+		return catalogChanged
+	}
+	return !bytes.Equal(s.toolsResultOf(prev), s.toolsResultOf(next))
 }
 
 // usedTool records that the session called a tool by its exposed name (""

@@ -254,3 +254,27 @@ func TestSearchNeverFindsUnapproved(t *testing.T) {
 	}
 	eventually(t, 10*time.Second, "pid gone once the edit needs approval", func() bool { return found() == 0 })
 }
+
+// TestSearchModeQuietOnUnlistedChanges: in search mode a session is told
+// of a catalog change only when its own list changed.
+func TestSearchModeQuietOnUnlistedChanges(t *testing.T) {
+	h, c := startHub(t, &Options{Admin: AdminOff, Expose: toolsearch.Exposure{Mode: toolsearch.ModeSearch}}, fixtureSpec("a", "-only", "echo,add_tool,remove_tool"))
+	eventually(t, 10*time.Second, "a", func() bool { return h.settled() && len(h.Catalog().ServerEntries("a")) > 0 })
+	c.call(t, 2, "tools/call", `{"name":"hub_call_tool","arguments":{"server":"a","tool":"echo"}}`)
+	if !waitNote(t, c, "notifications/tools/list_changed", 5*time.Second) {
+		t.Fatal("no list_changed when echo joined the session's list")
+	}
+	c.call(t, 5, "tools/call", `{"name":"remove_tool","arguments":{"name":"nothing"}}`)
+	waitNote(t, c, "notifications/tools/list_changed", 2*time.Second) // remove_tool joined
+	c.call(t, 3, "tools/call", `{"name":"hub_call_tool","arguments":{"server":"a","tool":"add_tool","arguments":{"name":"weather_forecast"}}}`)
+	waitNote(t, c, "notifications/tools/list_changed", 2*time.Second) // add_tool joined
+	eventually(t, 10*time.Second, "weather_forecast indexed", func() bool { _, n := h.SearchTools("weather forecast", 1); return n > 0 })
+	if waitNote(t, c, "notifications/tools/list_changed", 500*time.Millisecond) {
+		t.Error("list_changed for a tool the session does not list")
+	}
+	// Removing a tool it lists is news (remove_tool is listed already).
+	c.call(t, 4, "tools/call", `{"name":"remove_tool","arguments":{"name":"echo"}}`)
+	if !waitNote(t, c, "notifications/tools/list_changed", 5*time.Second) {
+		t.Error("no list_changed when a listed tool went")
+	}
+}
