@@ -20,14 +20,6 @@ const (
 	nFields
 )
 
-// fieldNames name the fields in Weights and in messages.
-var fieldNames = [nFields]string{"name", "title", "description", "param", "paramDesc", "server", "serverDesc"}
-
-// toolText is what a tool says about itself, as the index reads it.
-type toolText struct {
-	fields [nFields]string
-}
-
 // toolParts reads the text fields of a tool definition (an MCP Tool
 // object). Unknown members are ignored; a definition that is not an object
 // gives only its name.

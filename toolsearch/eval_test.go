@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -321,18 +320,6 @@ func toolEEval(t testing.TB, s toolESet, queries []toolEQuery, p *params) metric
 		labs = append(labs, lab)
 	}
 	return evaluate(ix, qs, labs)
-}
-
-// sample returns n queries drawn with a fixed seed.
-func sample(qs []toolEQuery, n int, seed uint64) []toolEQuery {
-	r := rand.New(rand.NewPCG(seed, seed))
-	idx := r.Perm(len(qs))[:n]
-	slices.Sort(idx)
-	out := make([]toolEQuery, n)
-	for i, j := range idx {
-		out[i] = qs[j]
-	}
-	return out
 }
 
 // baseline reads mcpproxy-go's own scores on the golden set.
