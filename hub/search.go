@@ -53,11 +53,6 @@ func (h *Hub) SearchTools(query string, limit int) ([]toolsearch.Result, int) {
 // SearchIndex returns the index of the catalog the hub serves now.
 func (h *Hub) SearchIndex() *toolsearch.Index { return h.cat.Load().search }
 
-// toolsResult is the tools/list result for this session.
-func (s *session) toolsResult() []byte {
-	return s.toolsResultOf(s.h.cat.Load())
-}
-
 // toolsResultOf is the tools/list result for this session of st.
 func (s *session) toolsResultOf(st *catalogState) []byte {
 	if !st.searching {
@@ -127,13 +122,6 @@ func (h *Hub) searchInstructions(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return res, err
 	}
-}
-
-func joinInstructions(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + "\n\n" + b
 }
 
 // searchTools answers hub_search_tools {query, limit, offset}.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/internal/framing"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
+	"github.com/mcp-hub/mcp-hub/toolpolicy"
 	"github.com/mcp-hub/mcp-hub/toolsearch"
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -40,6 +41,8 @@ type session struct {
 
 	listed      atomic.Bool       // a tools/list was answered
 	found       toolsearch.Recent // tools it found and called (search mode)
+	codeMode    atomic.Bool       // the person turned code mode on for this session
+	grants      toolpolicy.Grants // tools the person allowed for the rest of the session
 	logLevel    atomic.Int32      // the level the client set (noLevel: none)
 	initialized atomic.Bool       // an initialize was accepted (set under mu)
 
@@ -87,6 +90,10 @@ type call struct {
 	cancelled  bool   // by the client
 	sdk        int64  // the id go-sdk knows it by; 0 when the hub answers it
 	initialize bool   // it is the session's initialize
+	// sink takes the answer of a code-mode script's inner request instead
+	// of the client (code.go); script is that script.
+	sink   func([]byte)
+	script *scriptRun
 }
 
 // newSession registers a session and connects go-sdk's server to it.
@@ -333,6 +340,17 @@ func (s *session) listTools(m wire.Message) {
 		return
 	}
 	s.reply(m.ID, s.toolsResult())
+}
+
+// toolsResult is the session's tools/list result (in search mode, its
+// own: search.go), with hub_run_code for a session that turned code mode
+// on.
+func (s *session) toolsResult() []byte {
+	res := s.toolsResultOf(s.h.cat.Load())
+	if s.codeMode.Load() && s.h.opts.CodeMode.Mode != CodeModeOn {
+		return s.h.withCodeTool(res)
+	}
+	return res
 }
 
 // reply, replyError and replyErrorObject answer the client request id
