@@ -8,9 +8,9 @@
 // [Index.Search] ranks them. An Index is immutable and safe for concurrent
 // use. A rebuild reuses the per-server segments of the previous index whose
 // tools did not change, so the hub rebuilds on every catalog change:
-// 5,000 tools of 250 servers index in about 0.2 s from nothing, and in
-// about 7 ms when one server changed (TestSyntheticCatalog; a 2-core
-// machine shared with other builds, so timings vary by ×2).
+// 5,000 tools of 250 servers index in about 0.17 s from nothing, and in
+// 4 to 24 ms when one server changed (TestSyntheticCatalog; a 2-core
+// machine shared with other builds, so timings vary by ×2 and more).
 //
 // # Ranking
 //
@@ -54,9 +54,9 @@
 //	golden recall@5           0.791           0.759
 //	ToolE hit@5               0.647           0.619
 //	ToolE multi recall@5      0.696           0.679
-//	ToolE query (199 tools)   ~12 µs          206 µs
-//	5,000 tools: build        0.2-0.45 s      1.39 s (no incremental rebuild)
-//	5,000 tools: search p50   0.37-0.4 ms     0.93 ms
+//	ToolE query (199 tools)   12-16 µs        206 µs
+//	5,000 tools: build        0.17-0.45 s     1.39 s (no incremental rebuild)
+//	5,000 tools: search p50   0.22-0.4 ms     0.93 ms
 //	binary, over hello+json   +0.65 MB        +18.5 MB
 //	modules added             1 (snowballstem) 26 (bbolt, protobuf, roaring,
 //	                                          zapx v11-v17, …)
