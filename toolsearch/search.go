@@ -41,17 +41,28 @@ type queryTerm struct {
 
 func queryTerms(q string) []queryTerm {
 	var out []queryTerm
+	at := map[string]int{}
 	terms(q, func(t string) {
-		for i := range out {
-			if out[i].term == t {
-				out[i].n++
-				return
-			}
+		if i, ok := at[t]; ok {
+			out[i].n++
+			return
 		}
+		if len(out) == maxQueryTerms {
+			return
+		}
+		at[t] = len(out)
 		out = append(out, queryTerm{term: t, n: 1})
 	})
 	return out
 }
+
+// maxQueryTerms bounds the distinct words of a query that count (a request
+// in words has far fewer); maxCompletions bounds the words a word typed in
+// part stands for. A query costs at most so much, whatever its length.
+const (
+	maxQueryTerms  = 64
+	maxCompletions = 16
+)
 
 // Search returns the limit best tools for query, best first, and how many
 // tools match at all. An empty query (or one of stop words only) matches
@@ -66,7 +77,7 @@ func (ix *Index) Page(query string, offset, limit int) (results []Result, total 
 	if ix == nil || ix.ndocs == 0 || limit <= 0 {
 		return nil, 0
 	}
-	offset = max(offset, 0)
+	offset = min(max(offset, 0), ix.ndocs) // past the last tool: nothing
 	qt := queryTerms(query)
 	if len(qt) == 0 {
 		total = ix.ndocs
@@ -268,7 +279,13 @@ func (ix *Index) affixes(qt []queryTerm) []queryTerm {
 		if len(q.term) < 2 || ix.terms[q.term] != nil || slices.ContainsFunc(out[len(qt):], func(x queryTerm) bool { return x.from == q.term }) {
 			continue
 		}
-		extensions(q.term, func(w string) { add(w, q) })
+		var ws []string
+		extensions(q.term, func(w string) { ws = append(ws, w) })
+		// The closest completions: the shortest first.
+		slices.SortStableFunc(ws, func(a, b string) int { return len(a) - len(b) })
+		for _, w := range ws[:min(len(ws), maxCompletions)] {
+			add(w, q)
+		}
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package toolsearch
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -40,7 +41,7 @@ func TestTerms(t *testing.T) {
 }
 
 // small is a fixed catalog of three servers.
-func small(t *testing.T) *Index {
+func small(t testing.TB) *Index {
 	t.Helper()
 	tool := func(name, desc, schema string) Tool {
 		raw := `{"name":"` + name + `","description":"` + desc + `","inputSchema":` + schema + `}`
@@ -105,6 +106,12 @@ func TestRankingSmallCatalog(t *testing.T) {
 	}
 	if _, total := ix.Search("the of and", 1); total != 6 {
 		t.Errorf("stop words only: total %d, want every tool", total)
+	}
+	// An offset past the end (or a huge one) gives nothing, and no panic.
+	for _, off := range []int{6, 1 << 62, int(^uint(0) >> 1)} {
+		if res, total := ix.Page("file", off, 100); len(res) != 0 || total == 0 {
+			t.Errorf("Page(file, %d, 100) = %v, %d", off, res, total)
+		}
 	}
 	// Paging a ranking gives its parts.
 	all, _ := ix.Page("file", 0, 10)
@@ -281,4 +288,46 @@ func TestAppendCallResult(t *testing.T) {
 func mustMarshal(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
+}
+
+// TestLongQuery: a query of a million words costs what its first distinct
+// words cost (quadratic work here would time the test out).
+func TestLongQuery(t *testing.T) {
+	ix := small(t)
+	var b strings.Builder
+	for i := range 1_000_000 {
+		fmt.Fprintf(&b, "word%d ", i%100_000)
+	}
+	b.WriteString("forecast")
+	if res, _ := ix.Search(b.String(), 3); len(res) != 0 {
+		t.Errorf("the 64 first distinct words found %v; \"forecast\" comes after them", res)
+	}
+	if qt := queryTerms(b.String()); len(qt) != maxQueryTerms {
+		t.Errorf("%d query terms", len(qt))
+	}
+	if res, _ := ix.Search("forecast "+b.String(), 3); len(res) == 0 || res[0].Tool != "get_forecast" {
+		t.Errorf("forecast first: %v", res)
+	}
+}
+
+// FuzzSearch: any query, offset and limit rank without a panic, in order,
+// within the bounds.
+func FuzzSearch(f *testing.F) {
+	for _, q := range []string{"", "read a file", "dir", "ÄÖÜ ß", "a_b-c.d eFg", "\x00\xff", strings.Repeat("x", 300)} {
+		f.Add(q, 0, 10)
+	}
+	f.Add("file", -5, -1)
+	f.Add("file", 3, 1<<40)
+	ix := small(f)
+	f.Fuzz(func(t *testing.T, q string, offset, limit int) {
+		res, total := ix.Page(q, offset, limit)
+		if len(res) > max(limit, 0) || len(res) > total || total > ix.Len() {
+			t.Fatalf("Page(%q, %d, %d): %d results of %d", q, offset, limit, len(res), total)
+		}
+		for i := 1; i < len(res); i++ {
+			if res[i].Score > res[i-1].Score {
+				t.Fatalf("not in order: %v", res)
+			}
+		}
+	})
 }
