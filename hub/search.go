@@ -23,6 +23,13 @@ const searchInstructions = "This hub serves the tools of many MCP servers but li
 	"then call the tool it finds with hub_call_tool {server, tool, arguments}. " +
 	"A tool you call this way is added to your tool list when your client follows list changes."
 
+// autoInstructions is searchInstructions for expose auto: initialize
+// comes before the servers have listed their tools, so it cannot say
+// which mode the session will see.
+const autoInstructions = "This hub serves the tools of many MCP servers. When they are many, it lists only a few of them: " +
+	"then, to do something no listed tool does, call hub_search_tools with what you want to do in plain words, " +
+	"and call the tool it finds with hub_call_tool {server, tool, arguments}."
+
 // newCatalogState indexes a catalog built from srcs (descs: each server's
 // description) and decides how tools/list serves it. prev's index segments
 // are reused for the servers that did not change.
@@ -106,19 +113,26 @@ func (s *session) usedUpstreamTool(server, tool string) {
 }
 
 // searchInstructions is go-sdk middleware that adds searchInstructions to
-// initialize (and server/discover) results while tools/list is served in
-// search mode.
+// initialize (and server/discover) results in search mode, and
+// autoInstructions in auto mode.
 func (h *Hub) searchInstructions(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
-		if err != nil || !h.cat.Load().searching {
+		var add string
+		switch h.opts.Expose.Mode {
+		case toolsearch.ModeSearch:
+			add = searchInstructions
+		case toolsearch.ModeAuto:
+			add = autoInstructions
+		}
+		if err != nil || add == "" {
 			return res, err
 		}
 		switch r := res.(type) {
 		case *mcp.InitializeResult:
-			r.Instructions = joinInstructions(r.Instructions, searchInstructions)
+			r.Instructions = joinInstructions(r.Instructions, add)
 		case *mcp.DiscoverResult:
-			r.Instructions = joinInstructions(r.Instructions, searchInstructions)
+			r.Instructions = joinInstructions(r.Instructions, add)
 		}
 		return res, err
 	}

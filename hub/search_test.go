@@ -278,3 +278,20 @@ func TestSearchModeQuietOnUnlistedChanges(t *testing.T) {
 		t.Error("no list_changed when a listed tool went")
 	}
 }
+
+// TestInstructionsByMode: initialize's instructions say to search in
+// search mode, say when to search in auto mode (initialize comes before the
+// servers list their tools), and say nothing of it in all mode.
+func TestInstructionsByMode(t *testing.T) {
+	for mode, want := range map[toolsearch.Mode]string{
+		toolsearch.ModeSearch: "lists only a few of them. To do",
+		toolsearch.ModeAuto:   "When they are many, it lists only a few",
+		toolsearch.ModeAll:    "",
+	} {
+		_, srv := startHTTPHubOpts(t, &Options{Expose: toolsearch.Exposure{Mode: mode}}, nil)
+		ins := sdkSession(t, srv.URL, false, nil).InitializeResult().Instructions
+		if want == "" && strings.Contains(ins, "hub_search_tools") || want != "" && !strings.Contains(ins, want) {
+			t.Errorf("%s: instructions %q", mode, ins)
+		}
+	}
+}
