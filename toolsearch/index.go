@@ -53,7 +53,6 @@ type doc struct {
 	title, desc string
 	schema      json.RawMessage
 	lens        [nFields]float64 // terms per field
-	terms       []string         // distinct words of the tool's own fields (for feedback)
 }
 
 // segment is the index of one server's tools. A segment is immutable; a
@@ -241,11 +240,7 @@ func newSegment(srv Server) *segment {
 		}
 		for term, c := range tfs {
 			s.post[term] = append(s.post[term], posting{doc: uint32(i), tf: *c})
-			if c[fName] > 0 || c[fTitle] > 0 || c[fDesc] > 0 {
-				d.terms = append(d.terms, term)
-			}
 		}
-		slices.Sort(d.terms)
 		for f := range nFields {
 			s.lenSum[f] += d.lens[f]
 		}
