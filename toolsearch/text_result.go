@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mcp-hub/mcp-hub/internal/wire"
@@ -64,31 +65,54 @@ func Text(query string, results []Result, total, offset int) string {
 }
 
 // summary returns the title and the first paragraph of a description on
-// one line, cut at maxLineDescription runes.
+// one line (runs of white space made one space), cut at maxLineDescription
+// runes. It reads no further than it keeps: descriptions run to pages.
 func summary(title, desc string) string {
-	desc = strings.TrimSpace(desc)
-	if i := strings.Index(desc, "\n\n"); i >= 0 {
-		desc = desc[:i]
-	}
-	desc = strings.Join(strings.Fields(desc), " ")
-	if title != "" && !strings.EqualFold(title, desc) {
-		if desc == "" {
-			desc = title
-		} else {
-			desc = title + " — " + desc
-		}
-	}
-	if utf8.RuneCountInString(desc) > maxLineDescription {
-		n := 0
-		for i := range desc {
-			if n == maxLineDescription {
-				desc = strings.TrimRight(desc[:i], " ") + "…"
-				break
+	var b []byte
+	n := 0 // runes in b
+	space := false
+	add := func(text string) bool { // false once cut
+		for i, r := range text {
+			if r == '\n' && strings.HasPrefix(text[i+1:], "\n") {
+				return true // the first paragraph ends
 			}
+			if unicode.IsSpace(r) {
+				space = n > 0
+				continue
+			}
+			if n+btoi(space) >= maxLineDescription {
+				b = append(b, "…"...)
+				return false
+			}
+			if space {
+				b = append(b, ' ')
+				n++
+				space = false
+			}
+			b = utf8.AppendRune(b, r)
 			n++
 		}
+		return true
 	}
-	return desc
+	title = strings.TrimSpace(title)
+	desc = strings.TrimSpace(desc)
+	if title != "" && !strings.EqualFold(title, desc) {
+		if !add(title) {
+			return string(b)
+		}
+		if desc != "" {
+			add(" — ")
+		}
+	}
+	add(desc)
+	return string(b)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // AppendCallResult appends the result of a hub_search_tools call: the

@@ -331,3 +331,18 @@ func FuzzSearch(f *testing.F) {
 		}
 	})
 }
+
+func TestSummary(t *testing.T) {
+	for _, tc := range []struct{ title, desc, want string }{
+		{"", "Reads a file.\n\nOnly within allowed directories.", "Reads a file."},
+		{"", "  Reads\ta   file,\nwhole.  ", "Reads a file, whole."},
+		{"Read File", "Reads a file.", "Read File — Reads a file."},
+		{"Read file", "read FILE", "read FILE"}, // the title says nothing more
+		{"Title only", "", "Title only"},
+		{"", strings.Repeat("ab ", 200), strings.TrimSpace(strings.Repeat("ab ", 80)) + "…"}, // 239 runes, then the cut
+	} {
+		if got := summary(tc.title, tc.desc); got != tc.want {
+			t.Errorf("summary(%q, %q) = %q, want %q", tc.title, tc.desc, got, tc.want)
+		}
+	}
+}
