@@ -134,6 +134,9 @@ func build(servers []Server, prev *Index, p *params) *Index {
 		ix.segs = append(ix.segs, seg)
 		ix.ndocs += len(seg.docs)
 	}
+	if prev != nil && prev.p == p && slices.Equal(ix.segs, prev.segs) {
+		return prev // nothing changed: a catalog rebuild for another reason
+	}
 	if ix.ndocs == 0 {
 		return ix
 	}

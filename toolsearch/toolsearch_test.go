@@ -128,6 +128,9 @@ func TestBuildReuses(t *testing.T) {
 		{Name: "b", Tools: []Tool{{Name: "y", ExposedAs: "y", Raw: json.RawMessage(`{"name":"y","description":"beta"}`)}}},
 	}
 	ix := Build(a, nil)
+	if Build(slices.Clone(a), ix) != ix {
+		t.Error("nothing changed, yet a new index")
+	}
 	b := slices.Clone(a)
 	b[1] = Server{Name: "b", Tools: []Tool{{Name: "y", ExposedAs: "y", Raw: json.RawMessage(`{"name":"y","description":"gamma"}`)}}}
 	re := Build(b, ix)
