@@ -65,9 +65,10 @@ const (
 )
 
 // Search returns the limit best tools for query, best first, and how many
-// tools match at all. An empty query (or one of stop words only) matches
-// every tool, in server then tool name order, with score 0; so does
-// [Index.Page] with an offset.
+// tools match at all (a tool matches when a word of the query, or a form
+// of it, is in any of its fields). An empty query (or one of stop words
+// only) matches every tool with score 0, by server name, then in the order
+// the server lists them. Equal scores rank by server name, then listing.
 func (ix *Index) Search(query string, limit int) (results []Result, total int) {
 	return ix.Page(query, 0, limit)
 }
