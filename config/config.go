@@ -69,6 +69,9 @@ type Config struct {
 
 	// Servers are the upstreams the file declares, sorted by name.
 	Servers []Server `koanf:"-"`
+	// HubEntries are the file's entries that launch mcp-hub itself, those
+	// that run (among Servers) and those that do not; see [HubEntry].
+	HubEntries []HubEntry `koanf:"-"`
 }
 
 // CatalogSettings is the catalog section: how the tools of the upstreams
@@ -256,6 +259,7 @@ type serverEntry struct {
 	AllowSampling    *bool             `koanf:"allowSampling" default:"true" doc:"let it ask the calling client for an LLM completion (sampling/createMessage)"`
 	AllowElicitation *bool             `koanf:"allowElicitation" default:"true" doc:"let it ask the calling client's user for input (elicitation/create; never for secrets)"`
 	AllowRoots       *bool             `koanf:"allowRoots" default:"true" doc:"let it ask the calling client for its roots (roots/list)"`
+	Roots            []string          `koanf:"roots" doc:"the roots the hub gives it when it asks (roots/list) and no client session answers (it asks when no session waits on it, or the client has none): directories (absolute, or ~/…) or file:// URIs; none: an empty list"`
 	Trust            string            `koanf:"trust" enum:"pin,warn,off" default:"warn" doc:"a tool, prompt or resource template that differs from what was pinned (its first listing, or what a person approved since), or is new: pin quarantines it until mcp-hub approve, warn serves it with a log line and a flag, off checks nothing"`
 }
 

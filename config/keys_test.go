@@ -127,6 +127,7 @@ func TestKeysFromTags(t *testing.T) {
 		{"mcpServers.*.allowSampling", KindBool, "true", nil},
 		{"mcpServers.*.allowElicitation", KindBool, "true", nil},
 		{"mcpServers.*.allowRoots", KindBool, "true", nil},
+		{"mcpServers.*.roots", KindStrings, "", nil},
 		{"mcpServers.*.trust", KindString, "warn", []string{"pin", "warn", "off"}},
 	}
 	var got []key
