@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/toolpolicy"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -304,8 +305,8 @@ func (e *Error) Error() string {
 	if e.File != "" {
 		where = "config " + e.File
 	}
-	if e.Key != "" {
-		return fmt.Sprintf("%s: %s: %s", where, e.Key, e.Msg)
+	if e.Key != "" { // bounded: a key or value of the file may be a megabyte
+		return redact.Bound(fmt.Sprintf("%s: %s: %s", where, e.Key, e.Msg))
 	}
-	return fmt.Sprintf("%s: %s", where, e.Msg)
+	return redact.Bound(fmt.Sprintf("%s: %s", where, e.Msg))
 }

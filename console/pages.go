@@ -3,8 +3,6 @@ package console
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -110,7 +108,7 @@ func (c *Console) servePage(w http.ResponseWriter, r *http.Request, s *session) 
 		return
 	}
 	if err != nil {
-		c.refuse(w, r, statusOf(err), redact.Text(err.Error()))
+		c.refuse(w, r, statusOf(err), redact.Error(err.Error()))
 		return
 	}
 	p := page{Name: name, Title: title, CSRF: s.csrf, Flash: s.takeFlash(), Data: data, Digest: digestHex(digestBefore)}
@@ -275,7 +273,7 @@ func (c *Console) serverData(ctx context.Context, name string) (serverPage, erro
 		if r, err := st.Get(ctx, name); err == nil {
 			spec = r.Spec
 			if !r.Approved() {
-				p.Review = redact.Text(hub.ApprovalPrompt(r))
+				p.Review = redact.Text(hub.ApprovalPrompt(r, c.h.TakeoverNote(ctx, r)))
 			}
 		}
 	}
@@ -404,10 +402,10 @@ func (c *Console) catalogData(q string) catalogPage {
 
 // pendingServer is a registration that waits for a person.
 type pendingServer struct {
-	Name        string
-	Prompt      string // the text mcp-hub approve shows
-	Fingerprint string // of the spec reviewed
-	Rejected    bool
+	Name     string
+	Prompt   string // the text mcp-hub approve shows
+	Digest   string // of the spec reviewed (hub.ApprovalDigest: keyed, never its fingerprint)
+	Rejected bool
 }
 
 // pendingChanges are an upstream's tool changes that wait for a person.
@@ -415,7 +413,7 @@ type pendingChanges struct {
 	Name        string
 	Summary     string
 	Review      string // the diff (pin's rendering), masked
-	Digest      string // of the review, so that what is approved is what was shown
+	Digest      string // of the changes shown (hub.ApprovalDigest), so that what is approved is what was shown
 	Quarantined bool
 }
 
@@ -445,13 +443,20 @@ func (c *Console) approvalsData(ctx context.Context) (approvalsPage, error) {
 				return approvalsPage{}, fmt.Errorf("cannot read the tool pins of %q: %w", r.Spec.Name, err)
 			}
 			if len(ch.Findings) > 0 {
-				review := ch.Review()
-				p.Changes = append(p.Changes, pendingChanges{Name: r.Spec.Name, Summary: ch.Summary(), Review: review,
-					Digest: digest(review), Quarantined: ch.Quarantined()})
+				d, err := c.h.ApprovalDigest(ctx, r.Spec.Name, nil, ch)
+				if err != nil {
+					return approvalsPage{}, err
+				}
+				p.Changes = append(p.Changes, pendingChanges{Name: r.Spec.Name, Summary: ch.Summary(), Review: ch.Review(),
+					Digest: d, Quarantined: ch.Quarantined()})
 			}
 			continue
 		}
-		ps := pendingServer{Name: r.Spec.Name, Prompt: redact.Text(hub.ApprovalPrompt(r)), Fingerprint: r.Spec.Fingerprint(),
+		d, err := c.h.ApprovalDigest(ctx, r.Spec.Name, &r, hub.ToolChanges{})
+		if err != nil {
+			return approvalsPage{}, err
+		}
+		ps := pendingServer{Name: r.Spec.Name, Prompt: redact.Text(hub.ApprovalPrompt(r, c.h.TakeoverNote(ctx, r))), Digest: d,
 			Rejected: r.Approval == upstream.ApprovalRejected}
 		if ps.Rejected {
 			rejected = append(rejected, ps)
@@ -476,11 +481,6 @@ func (c *Console) waiting(ctx context.Context) (int, error) {
 }
 
 // digest is a short hash of what a person was shown.
-func digest(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:12])
-}
-
 type activityPage struct {
 	Servers []serverRate
 	Calls   []hub.Call

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/catalog"
 	"github.com/mcp-hub/mcp-hub/codemode"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/toolpolicy"
 	"github.com/mcp-hub/mcp-hub/toolsearch"
 	"github.com/mcp-hub/mcp-hub/upstream"
@@ -110,6 +111,7 @@ type Hub struct {
 	starting    atomic.Bool      // Start is running: not ready
 	reconcileMu sync.Mutex       // serializes reconcile
 	pins        pinState         // tool pins and what they hold back
+	digests     digestKey        // the key of the digests approvals are bound to
 	// statelessAsks are the requests the hub sent stateless clients, by
 	// raw id, to the session that waits for the answer.
 	statelessAsks sync.Map
@@ -602,7 +604,7 @@ func (h *Hub) removeSession(s *session) {
 // complete: a tool error (isError), so the model sees why.
 func toolResultError(msg string) []byte {
 	b, _ := json.Marshal(map[string]any{
-		"content": []map[string]string{{"type": "text", "text": msg}},
+		"content": []map[string]string{{"type": "text", "text": redact.Bound(msg)}},
 		"isError": true,
 	})
 	return b

@@ -164,10 +164,7 @@ func (l *streamLink) post(ctx context.Context, msg []byte, method string) (*http
 	l.headers(req.Header)
 	resp, err := do(l.client, req)
 	if err != nil {
-		if isDialError(err) {
-			return nil, fmt.Errorf("%w: %s", ErrUnreachable, redactErr(err))
-		}
-		return nil, errors.New(redactErr(err))
+		return nil, requestErr(err)
 	}
 	return resp, nil
 }
@@ -189,7 +186,7 @@ func (l *streamLink) send(ctx context.Context, msg []byte) error {
 	defer done()
 	resp, err := l.post(ctx, msg, m.Method)
 	if err != nil {
-		if errors.Is(err, ErrUnreachable) {
+		if linkLost(err) {
 			l.s.fail(err)
 		}
 		return err
@@ -223,7 +220,7 @@ func (l *streamLink) request(msg []byte, m wire.Message) {
 		if l.ctx.Err() != nil {
 			return
 		}
-		if errors.Is(err, ErrUnreachable) {
+		if linkLost(err) {
 			l.s.fail(err)
 		}
 		l.s.abort(id, err)
@@ -396,10 +393,7 @@ func (l *streamLink) get(lastID string) (*http.Response, error) {
 	l.headers(req.Header)
 	resp, err := l.client.Do(req)
 	if err != nil {
-		if isDialError(err) {
-			return nil, fmt.Errorf("%w: %s", ErrUnreachable, redactErr(err))
-		}
-		return nil, errors.New(redactErr(err))
+		return nil, requestErr(err)
 	}
 	return resp, nil
 }
@@ -424,7 +418,7 @@ func (l *streamLink) standalone() {
 			if l.ctx.Err() != nil {
 				return
 			}
-			if errors.Is(err, ErrUnreachable) {
+			if linkLost(err) {
 				l.s.fail(err)
 				return
 			}

@@ -23,10 +23,11 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/catalog"
 	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/hubstore"
 	"github.com/mcp-hub/mcp-hub/internal/testbin"
 	"github.com/mcp-hub/mcp-hub/persist"
-	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // The web console in a real browser (issue 19): Debian's headless
@@ -451,5 +452,6 @@ func approvalPrompt(t *testing.T, data, name string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return hub.ApprovalPrompt(upstream.Registration(r))
+	// As mcp-hub approve prints it, with what it would take over.
+	return hub.ApprovalPrompt(r, hub.StoredTakeoverNote(context.Background(), hubstore.Store{Store: st}, catalog.Options{}, r))
 }
