@@ -81,6 +81,14 @@ func TestKeysFromTags(t *testing.T) {
 		{"auth.adminScope", KindString, "mcp-hub:admin", nil},
 		{"env", KindSection, "", nil},
 		{"env.inherit", KindStrings, "[]", nil},
+		{"telemetry", KindSection, "", nil},
+		{"telemetry.endpoint", KindString, "", nil},
+		{"telemetry.protocol", KindString, "http/protobuf", []string{"http/protobuf", "grpc"}},
+		{"telemetry.headers", KindStringMap, "", nil},
+		{"telemetry.serviceName", KindString, "mcp-hub", nil},
+		{"telemetry.resourceAttributes", KindStringMap, "", nil},
+		{"telemetry.sampler", KindString, "", []string{"always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"}},
+		{"telemetry.samplerArg", KindString, "", nil},
 		{"mcpServers", KindSection, "", nil},
 		{"mcpServers.*", KindSection, "", nil},
 		{"mcpServers.*.command", KindString, "", nil},
@@ -148,6 +156,8 @@ admin: {tools: read-only, approval: auto}
 http: {listen: "127.0.0.1:1", token: "${T}", noAuth: true, allowRemote: true, allowedHosts: [h], allowedOrigins: [o],
        maxSessions: 16, sessionIdleTimeout: 17s, maxBodyBytes: 18, readHeaderTimeout: 19s, bodyTimeout: 20s}
 env: {inherit: [E]}
+telemetry: {endpoint: "http://c:4318", protocol: grpc, headers: {k: "${K}"}, serviceName: s, resourceAttributes: {a: b},
+            sampler: traceidratio, samplerArg: "0.5"}
 `)})
 	if err != nil {
 		t.Fatal(err)
@@ -162,6 +172,8 @@ env: {inherit: [E]}
 		HTTP: HTTP{"127.0.0.1:1", "${T}", true, true, []string{"h"}, []string{"o"}, 16, s("17s"), 18, s("19s"), s("20s")},
 		Auth: Auth{AuthAdminScope: "mcp-hub:admin"},
 		Env:  Env{[]string{"E"}},
+		Telemetry: Telemetry{"http://c:4318", "grpc", map[string]Source{"k": "${K}"}, "s", map[string]string{"a": "b"},
+			"traceidratio", "0.5"},
 	}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/mcp-hub/mcp-hub/telemetry"
 	"github.com/mcp-hub/mcp-hub/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -79,10 +80,21 @@ func (h *Hub) elicitApprover(req *mcp.CallToolRequest) approver {
 		if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
 			return pending, nil
 		}
+		var sp *telemetry.Span // the wait for the person, under the tool call's span
+		if req.Extra != nil {
+			sp = h.tracer.Under(req.Extra.Header, "mcp-hub approval wait", spec.Name)
+		}
 		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{
+			Meta:            sp.MetaMap(),
 			Message:         approvalMessage(spec, what),
 			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
 		})
+		if sp != nil {
+			if err == nil {
+				sp.SetString("mcp_hub.approval.action", res.Action)
+			}
+			sp.Finish(err)
+		}
 		if err != nil {
 			// The client claimed elicitation but could not do it: fall back
 			// to the terminal.

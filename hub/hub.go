@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/catalog"
+	"github.com/mcp-hub/mcp-hub/telemetry"
 	"github.com/mcp-hub/mcp-hub/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -64,6 +65,9 @@ type Options struct {
 	// supports URL elicitation (nil: clients are told to run mcp-hub
 	// login). See LoginFunc.
 	Login LoginFunc
+	// Tracer traces requests through the hub (package telemetry); nil:
+	// tracing is off.
+	Tracer *telemetry.Tracer
 }
 
 // Hub is an MCP server that serves the merged catalog of its upstreams. It
@@ -90,12 +94,13 @@ type Hub struct {
 	logs        upstreamLogs
 	adminWrites writeLimiter
 	metrics     *metrics
-	mgrOpts     upstream.Options // the manager's effective options
-	saveKick    chan struct{}    // capacity 1: wakes saveLoop
-	wg          sync.WaitGroup   // followStore, saveLoop
-	starting    atomic.Bool      // Start is running: not ready
-	reconcileMu sync.Mutex       // serializes reconcile
-	pins        pinState         // tool pins and what they hold back
+	tracer      *telemetry.Tracer // nil: tracing is off
+	mgrOpts     upstream.Options  // the manager's effective options
+	saveKick    chan struct{}     // capacity 1: wakes saveLoop
+	wg          sync.WaitGroup    // followStore, saveLoop
+	starting    atomic.Bool       // Start is running: not ready
+	reconcileMu sync.Mutex        // serializes reconcile
+	pins        pinState          // tool pins and what they hold back
 	// statelessAsks are the requests the hub sent stateless clients, by
 	// raw id, to the session that waits for the answer.
 	statelessAsks sync.Map
@@ -182,6 +187,7 @@ func New(opts *Options) (*Hub, error) {
 		changed:  make(chan struct{}),
 		saveKick: make(chan struct{}, 1),
 		metrics:  newMetrics(),
+		tracer:   o.Tracer,
 	}
 	h.logs.level = noLevel
 	uo := o.Upstream

@@ -141,21 +141,28 @@ func sessionless(params []byte) bool {
 
 // end forgets a client request: it was answered (or cancelled, and gets no
 // answer), and its id is free again.
-func (s *session) end(key []byte) {
+func (s *session) end(key []byte) *call {
 	s.mu.Lock()
-	if c := s.inflight[string(key)]; c != nil {
+	c := s.inflight[string(key)]
+	if c != nil {
 		delete(s.inflight, string(key))
 		if c.sdk != 0 {
 			delete(s.sdkCalls, c.sdk)
 		}
 	}
 	s.mu.Unlock()
+	return c
 }
 
-// respond sends the answer to the client request id and frees the id.
-func (s *session) respond(id, data []byte) {
-	s.end(idKey(id))
+// respond sends the answer to the client request id and frees the id;
+// code is the JSON-RPC error code of an error answer (0 for a result), for
+// the request's span.
+func (s *session) respond(id, data []byte, code int64) {
+	c := s.end(idKey(id))
 	_ = s.out.send(outMsg{data: data, respTo: id})
+	if c != nil {
+		endSpan(c.span, data, code)
+	}
 	s.settled()
 }
 
