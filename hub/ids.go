@@ -159,10 +159,12 @@ func (s *session) end(key []byte) *call {
 // the request's span.
 func (s *session) respond(id, data []byte, code int64) {
 	c := s.end(idKey(id))
-	_ = s.out.send(outMsg{data: data, respTo: id})
 	if c != nil {
+		// Before the answer leaves: a client that has it finds the span
+		// ended (and, with a synchronous exporter, exported).
 		endSpan(c.span, data, code)
 	}
+	_ = s.out.send(outMsg{data: data, respTo: id})
 	s.settled()
 }
 

@@ -96,8 +96,8 @@ func (h *Hub) Request(c *upstream.Conn, id []byte, method string, params []byte,
 	fail := func(code int64, format string, args ...any) {
 		msg := fmt.Sprintf(format, args...)
 		h.logger.Info("upstream request refused", "upstream", c.Name(), "method", method, "reason", msg)
+		sp.End(telemetry.Outcome{Code: code}) // before the answer: the upstream's work goes on at once
 		_ = c.Respond(context.Background(), id, nil, wire.AppendErrorBody(nil, code, msg, nil))
-		sp.End(telemetry.Outcome{Code: code})
 	}
 	up, ok := h.mgr.Get(c.Name())
 	if !ok {
@@ -143,8 +143,8 @@ func (h *Hub) Request(c *upstream.Conn, id []byte, method string, params []byte,
 		case err != nil:
 			fail(jsonrpc.CodeInternalError, "%v", err)
 		default:
-			_ = c.Respond(context.Background(), id, result, errObj)
 			sp.End(telemetry.Outcome{Code: rpcErrorCode(errObj)})
+			_ = c.Respond(context.Background(), id, result, errObj)
 		}
 	}()
 }

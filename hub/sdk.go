@@ -148,7 +148,6 @@ func (s *session) fromSDK(resp *jsonrpc.Response) error {
 		}
 		data = wire.AppendResult(make([]byte, 0, len(result)+len(c.id)+40), c.id, result)
 	}
-	err := s.out.send(outMsg{data: data, respTo: c.id})
 	if c.span != nil {
 		var code int64
 		if resp.Error != nil {
@@ -156,6 +155,7 @@ func (s *session) fromSDK(resp *jsonrpc.Response) error {
 		}
 		endSpan(c.span, data, code)
 	}
+	err := s.out.send(outMsg{data: data, respTo: c.id})
 	s.settled()
 	return err
 }
