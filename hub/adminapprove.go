@@ -82,7 +82,7 @@ func (h *Hub) elicitApprover(req *mcp.CallToolRequest) approver {
 		}
 		var sp *telemetry.Span // the wait for the person, under the tool call's span
 		if req.Extra != nil {
-			sp = h.tracer.Under(req.Extra.Header, "mcp-hub approval wait", spec.Name)
+			sp = h.tracer.Under(req.Extra.Header, "approval wait", spec.Name)
 		}
 		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{
 			Meta:            sp.MetaMap(),
@@ -90,7 +90,7 @@ func (h *Hub) elicitApprover(req *mcp.CallToolRequest) approver {
 			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
 		})
 		if sp != nil {
-			if err == nil {
+			if err == nil && (res.Action == "accept" || res.Action == "decline" || res.Action == "cancel") {
 				sp.SetString("mcp_hub.approval.action", res.Action)
 			}
 			sp.Finish(err)

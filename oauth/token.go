@@ -177,7 +177,7 @@ func (c *Client) refresh(ctx context.Context, seen uint64, force bool) (*token, 
 	}
 	rctx := context.WithValue(ctx, oauth2.HTTPClient, c.a.opts.HTTPClient)
 	// Under the span of the request that needed the token, when traced.
-	_, sp := telemetry.Start(rctx, "mcp-hub oauth token refresh", telemetry.AttrUpstream.String(c.name))
+	_, sp := telemetry.Start(rctx, "oauth token refresh", telemetry.AttrUpstream.String(c.name))
 	ot, err := tok.cfg.TokenSource(rctx, &oauth2.Token{RefreshToken: tok.meta.RefreshToken}).Token()
 	sp.Finish(err)
 	if err != nil {

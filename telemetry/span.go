@@ -262,7 +262,7 @@ func (s *Span) Queued(since time.Time) {
 		return
 	}
 	s.s.SetAttributes(AttrQueueWait.Float64(time.Since(since).Seconds()))
-	s.Waited("mcp-hub queue wait", since)
+	s.Waited("queue wait", since)
 }
 
 // Retry records that the request is sent again, and why (a fixed phrase,

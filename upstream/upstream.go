@@ -384,9 +384,9 @@ func (u *Upstream) readyTraced(ctx context.Context) (*Conn, error) {
 	if c := u.conn.Load(); sp == nil || c != nil && c.Err() == nil {
 		return u.ready(ctx)
 	}
-	name := "mcp-hub upstream start"
+	name := "upstream start"
 	if u.parent != nil {
-		name = "mcp-hub instance start"
+		name = "instance start"
 	}
 	w := sp.Wait(name, u.name, u.label)
 	c, err := u.ready(ctx)
