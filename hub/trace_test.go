@@ -6,9 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/catalog"
 	"github.com/mcp-hub/mcp-hub/telemetry"
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 const (
@@ -307,5 +310,77 @@ func checkNoSecrets(t *testing.T, spans tracetest.SpanStubs) {
 				}
 			}
 		}
+	}
+}
+
+// TestTraceWaits: what a person sees as slow has a span under the call's
+// client span: the start of an upstream stopped when idle (as a lazy one
+// starts on its first call), a per-session instance's start,
+// the wait for a free slot (maxInFlight), with the wait as an attribute.
+func TestTraceWaits(t *testing.T) {
+	tr, exp := memTracer(t)
+	lazy := fixtureSpec("lazy", "-only", "echo")
+	lazy.IdleTimeout = upstream.Duration(300 * time.Millisecond) // stopped when idle: the next call starts it
+	perSession := fixtureSpec("mine", "-only", "counter")
+	perSession.Scope = upstream.ScopeSession
+	slow := fixtureSpec("slow", "-only", "sleep_ms")
+	slow.MaxInFlight = 1
+	h, c := startHub(t, &Options{Tracer: tr}, lazy, perSession, slow)
+	c.call(t, 2, "tools/list", `{}`)
+	up, _ := h.mgr.Get("lazy")
+	deadline := time.Now().Add(20 * time.Second)
+	for !up.Status().Idle {
+		if time.Now().After(deadline) {
+			t.Fatalf("the lazy upstream did not stop when idle: %+v", up.Status())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	// under returns the names of the spans whose parent is the client
+	// span of the call of tool.
+	under := func(tool string) (names []string, client tracetest.SpanStub) {
+		spans := exp.GetSpans()
+		for _, s := range spans {
+			if s.SpanKind == trace.SpanKindClient && s.Name == "tools/call "+tool {
+				client = s
+			}
+		}
+		for _, s := range spans {
+			if s.Parent.SpanID() == client.SpanContext.SpanID() && s.Parent.IsValid() {
+				names = append(names, s.Name)
+			}
+		}
+		return names, client
+	}
+	c.call(t, 3, "tools/call", `{"name":"echo","arguments":{}}`)
+	if names, _ := under("echo"); !slices.Contains(names, "upstream start") {
+		t.Errorf("the call of an upstream stopped when idle has %q under it, want upstream start", names)
+	}
+	c.call(t, 4, "tools/call", `{"name":"counter","arguments":{}}`)
+	if names, _ := under("counter"); !slices.Contains(names, "instance start") {
+		t.Errorf("the first call of a per-session upstream has %q under it, want instance start", names)
+	}
+	exp.Reset()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.call(t, 5, "tools/call", `{"name":"sleep_ms","arguments":{"ms":300}}`)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	c.call(t, 6, "tools/call", `{"name":"sleep_ms","arguments":{"ms":1}}`)
+	<-done
+	var queued bool
+	for _, s := range exp.GetSpans() {
+		if s.Name == "queue wait" {
+			queued = true
+		}
+		for _, kv := range s.Attributes {
+			if kv.Key == telemetry.AttrQueueWait && kv.Value.AsFloat64() < 0.1 {
+				t.Errorf("queue wait %v s, want the first call's 300 ms", kv.Value.AsFloat64())
+			}
+		}
+	}
+	if !queued {
+		t.Error("the call that waited for a slot has no queue wait span")
 	}
 }

@@ -205,3 +205,39 @@ func TestSetup(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitsUnderTheRequest: the spans of waits find their request's span
+// through a context (an OAuth token refresh, under the HTTP request that
+// needed the token) or through W3C headers (an approval, under the admin
+// tool's call that go-sdk runs).
+func TestWaitsUnderTheRequest(t *testing.T) {
+	tr, exp := memTracer(t)
+	call := tr.Client(nil, Request{Method: "tools/call", Target: "x"}, &Upstream{Name: "up", Transport: "http", URL: "http://127.0.0.1:1/mcp"})
+	ctx := ContextWith(context.Background(), call)
+	if _, sp := Start(ctx, "oauth token refresh", AttrUpstream.String("up")); sp == nil {
+		t.Fatal("no refresh span under the call")
+	} else {
+		sp.Finish(nil)
+	}
+	if _, sp := Start(context.Background(), "oauth token refresh"); sp != nil {
+		t.Fatal("a refresh span without a traced request")
+	}
+	h := http.Header{}
+	call.SetHeaders(h)
+	approval := tr.Under(h, "approval wait", "up")
+	approval.SetString("mcp_hub.approval.action", "accept")
+	approval.Finish(nil)
+	if tr.Under(http.Header{}, "approval wait", "up") != nil {
+		t.Fatal("an approval span without a request's context")
+	}
+	call.End(Outcome{})
+	spans := exp.GetSpans()
+	if len(spans) != 3 {
+		t.Fatalf("%d spans", len(spans))
+	}
+	for _, s := range spans[:2] {
+		if s.Parent.SpanID() != call.SpanContext().SpanID() {
+			t.Errorf("%s is not under the call's span", s.Name)
+		}
+	}
+}
