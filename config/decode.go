@@ -16,6 +16,7 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/knadh/koanf/v2"
 
+	"github.com/mcp-hub/mcp-hub/toolpolicy"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -67,6 +68,13 @@ func decodeDoc(file string, raw map[string]any) (*Config, error) {
 	for _, k := range foreignTopLevel {
 		delete(raw, k)
 	}
+	switch v := raw["codeMode"].(type) {
+	case string:
+		// codeMode: on
+		raw["codeMode"] = map[string]any{"mode": v}
+	case bool:
+		raw["codeMode"] = map[string]any{"mode": map[bool]string{true: "on", false: "off"}[v]}
+	}
 	if err := check(file, "", raw); err != nil {
 		return nil, err
 	}
@@ -96,6 +104,16 @@ func decodeDoc(file string, raw map[string]any) (*Config, error) {
 	}
 	if err := checkAuth(file, c); err != nil {
 		return nil, err
+	}
+	p, err := toolpolicy.New(c.ToolPolicyDefault, c.ToolPolicyRules)
+	if err != nil {
+		return nil, &Error{File: file, Key: "toolPolicy", Msg: err.Error()}
+	}
+	if !p.IsZero() {
+		c.Policy = p
+	}
+	if c.CodeTimeout <= 0 || c.CodeMemoryMiB <= 0 || c.CodeMaxCalls <= 0 || c.CodeMaxConcurrent <= 0 {
+		return nil, &Error{File: file, Key: "codeMode", Msg: "timeout, memoryLimit, maxCalls and maxConcurrent must be more than 0"}
 	}
 	for _, name := range slices.Sorted(maps.Keys(doc.MCPServers)) {
 		s, err := doc.MCPServers[name].server(file, name)

@@ -89,6 +89,15 @@ func TestKeysFromTags(t *testing.T) {
 		{"telemetry.resourceAttributes", KindStringMap, "", nil},
 		{"telemetry.sampler", KindString, "", []string{"always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"}},
 		{"telemetry.samplerArg", KindString, "", nil},
+		{"codeMode", KindSection, "", nil},
+		{"codeMode.mode", KindString, "off", []string{"off", "on"}},
+		{"codeMode.timeout", KindDuration, "30s", nil},
+		{"codeMode.memoryLimit", KindInt, "64", nil},
+		{"codeMode.maxCalls", KindInt, "100", nil},
+		{"codeMode.maxConcurrent", KindInt, "4", nil},
+		{"toolPolicy", KindSection, "", nil},
+		{"toolPolicy.default", KindString, "allow", []string{"allow", "ask", "deny"}},
+		{"toolPolicy.rules", KindStringMap, "", nil},
 		{"mcpServers", KindSection, "", nil},
 		{"mcpServers.*", KindSection, "", nil},
 		{"mcpServers.*.command", KindString, "", nil},
@@ -158,6 +167,8 @@ http: {listen: "127.0.0.1:1", token: "${T}", noAuth: true, allowRemote: true, al
 env: {inherit: [E]}
 telemetry: {endpoint: "http://c:4318", protocol: grpc, headers: {k: "${K}"}, serviceName: s, resourceAttributes: {a: b},
             sampler: traceidratio, samplerArg: "0.5"}
+codeMode: on
+toolPolicy: {default: allow, rules: {}}
 `)})
 	if err != nil {
 		t.Fatal(err)
@@ -174,6 +185,8 @@ telemetry: {endpoint: "http://c:4318", protocol: grpc, headers: {k: "${K}"}, ser
 		Env:  Env{[]string{"E"}},
 		Telemetry: Telemetry{"http://c:4318", "grpc", map[string]Source{"k": "${K}"}, "s", map[string]string{"a": "b"},
 			"traceidratio", "0.5"},
+		CodeMode:   CodeMode{"on", s("30s"), 64, 100, 4},
+		ToolPolicy: ToolPolicy{"allow", map[string]string{}},
 	}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)

@@ -30,6 +30,10 @@ func (s *session) callTool(line []byte, m wire.Message) bool {
 		return true
 	}
 	s.traceTarget(m.ID, m.Method, p.name, "")
+	if p.name == codeToolName && s.codeOn() {
+		s.runCode(m)
+		return true
+	}
 	e, ok := s.h.Catalog().Tool(p.name)
 	if !ok && s.h.settled() {
 		// The catalog looked at above may be the one before the rebuild
@@ -88,7 +92,17 @@ func (s *session) startCall(m wire.Message, p callParams, e catalog.Entry) {
 	if e.Original != p.name {
 		set = append(set, wire.Member{Key: "name", Value: wire.AppendString(nil, e.Original)})
 	}
-	s.forward(m, up, "tools/call", p.name, p.meta, set)
+	s.policyThen(m, e.Server, e.Original, func() []byte { return argsOf(m.Params) }, func() {
+		s.forward(m, up, "tools/call", p.name, p.meta, set)
+	})
+}
+
+// argsOf returns the arguments member of params, or {}.
+func argsOf(params []byte) []byte {
+	if a, err := wire.Get(params, "arguments"); err == nil && a != nil {
+		return a
+	}
+	return []byte(`{}`)
 }
 
 // forward sends a client request to an upstream and relays the outcome.
@@ -126,9 +140,11 @@ func (s *session) forward(m wire.Message, up *upstream.Upstream, method, label s
 	start := time.Now()
 	// Fast path: the upstream's reader goroutine delivers the reply
 	// straight to this session; no goroutine per call.
-	tag := &callRef{s: s, id: id}
+	tag := &callRef{s: s, id: s.relatedID(id)}
 	if s.h.tracer != nil {
-		if tag.span, params, err = s.clientSpan(id, up, method, label, params); err != nil {
+		// A code-mode script's inner request is traced under the
+		// script's request (tag.id).
+		if tag.span, params, err = s.clientSpan(tag.id, up, method, label, params); err != nil {
 			s.h.progress.release(token)
 			s.replyError(m.ID, jsonrpc.CodeInvalidParams, err.Error(), nil)
 			return
@@ -175,9 +191,7 @@ func (s *session) finish(key, id []byte, up *upstream.Upstream, method, tool str
 	switch {
 	case cancelled:
 		// The client cancelled: it expects no response.
-		if c := s.end(key); c != nil {
-			c.span.End(telemetry.Outcome{Error: outcomeCancelled})
-		}
+		s.endCancelled(key)
 		s.settled()
 	case err != nil:
 		var (

@@ -156,7 +156,8 @@ func (s *session) end(key []byte) *call {
 
 // respond sends the answer to the client request id and frees the id;
 // code is the JSON-RPC error code of an error answer (0 for a result), for
-// the request's span.
+// the request's span. The answer of a code-mode script's inner request goes
+// to the script.
 func (s *session) respond(id, data []byte, code int64) {
 	c := s.end(idKey(id))
 	if c != nil {
@@ -164,7 +165,11 @@ func (s *session) respond(id, data []byte, code int64) {
 		// ended (and, with a synchronous exporter, exported).
 		endSpan(c.span, data, code)
 	}
-	_ = s.out.send(outMsg{data: data, respTo: id})
+	if c != nil && c.sink != nil {
+		c.sink(data)
+	} else {
+		_ = s.out.send(outMsg{data: data, respTo: id})
+	}
 	s.settled()
 }
 

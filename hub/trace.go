@@ -220,3 +220,11 @@ func errorType(err error) string {
 	}
 	return outcomeFailed
 }
+
+// endCancelled forgets a client request the client cancelled (it gets no
+// answer) and ends its span.
+func (s *session) endCancelled(key []byte) {
+	if c := s.end(key); c != nil {
+		c.span.End(telemetry.Outcome{Error: outcomeCancelled})
+	}
+}
