@@ -278,7 +278,7 @@ func checkNesting(t *testing.T, exp *tracetest.InMemoryExporter, upstreamParent,
 	}
 	attrs := map[string]string{}
 	for _, kv := range cs.Attributes {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	if attrs["mcp_hub.upstream.name"] != up || attrs["gen_ai.tool.name"] != "trace" || attrs["mcp.method.name"] != "tools/call" {
 		t.Errorf("client span attributes %v", attrs)
@@ -292,16 +292,16 @@ func checkNoSecrets(t *testing.T, spans tracetest.SpanStubs) {
 	for _, s := range spans {
 		texts := []string{s.Name, s.Status.Description}
 		for _, kv := range s.Attributes {
-			texts = append(texts, string(kv.Key)+"="+kv.Value.Emit())
+			texts = append(texts, string(kv.Key)+"="+kv.Value.String())
 		}
 		for _, e := range s.Events {
 			texts = append(texts, e.Name)
 			for _, kv := range e.Attributes {
-				texts = append(texts, kv.Value.Emit())
+				texts = append(texts, kv.Value.String())
 			}
 		}
 		for _, kv := range s.Resource.Attributes() {
-			texts = append(texts, kv.Value.Emit())
+			texts = append(texts, kv.Value.String())
 		}
 		for _, text := range texts {
 			for _, secret := range []string{secretArg, secretQuery, secretHeader, secretEnv} {
