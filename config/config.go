@@ -70,6 +70,9 @@ type Config struct {
 
 	// Servers are the upstreams the file declares, sorted by name.
 	Servers []Server `koanf:"-"`
+	// HubEntries are the file's entries that launch mcp-hub itself, those
+	// that run (among Servers) and those that do not; see [HubEntry].
+	HubEntries []HubEntry `koanf:"-"`
 }
 
 // CatalogSettings is the catalog section: how the tools of the upstreams
@@ -77,6 +80,11 @@ type Config struct {
 type CatalogSettings struct {
 	CatalogPolicy    string `koanf:"policy" flag:"catalog-policy" default:"merge" enum:"merge,prefix" doc:"merge: names unchanged, first upstream by name wins a collision; prefix: <server><separator><tool>"`
 	CatalogSeparator string `koanf:"separator" default:"__" doc:"separator of prefixed names ([A-Za-z0-9_-], 1-8 characters)"`
+	CatalogExpose    string `koanf:"expose" flag:"catalog-expose" default:"all" enum:"all,search,auto" doc:"all: tools/list holds every tool; search: only the hub's own tools (hub_search_tools finds the others, hub_call_tool calls them), alwaysExpose and those a session found and called; auto: search while the catalog holds more than searchAbove tools"`
+	// CatalogAlwaysExpose are exposed tool names or globs listed in search mode too.
+	CatalogAlwaysExpose []string `koanf:"alwaysExpose" doc:"tool names, or globs where * matches any run of characters, listed in search mode too (as the tools filters match)"`
+	CatalogSessionTools int      `koanf:"sessionTools" default:"20" doc:"in search mode, how many tools a session found and called join its own tools/list (least recently used go first)"`
+	CatalogSearchAbove  int      `koanf:"searchAbove" default:"60" doc:"expose auto: search mode while the catalog holds more upstream tools than this"`
 }
 
 // Timeouts is the timeouts section.
@@ -265,6 +273,7 @@ type serverEntry struct {
 	AllowSampling    *bool             `koanf:"allowSampling" default:"true" doc:"let it ask the calling client for an LLM completion (sampling/createMessage)"`
 	AllowElicitation *bool             `koanf:"allowElicitation" default:"true" doc:"let it ask the calling client's user for input (elicitation/create; never for secrets)"`
 	AllowRoots       *bool             `koanf:"allowRoots" default:"true" doc:"let it ask the calling client for its roots (roots/list)"`
+	Roots            []string          `koanf:"roots" doc:"the roots the hub gives it when it asks (roots/list) and no client session answers (it asks when no session waits on it, or the client has none): directories (absolute, or ~/…) or file:// URIs; none: an empty list"`
 	Trust            string            `koanf:"trust" enum:"pin,warn,off" default:"warn" doc:"a tool, prompt or resource template that differs from what was pinned (its first listing, or what a person approved since), or is new: pin quarantines it until mcp-hub approve, warn serves it with a log line and a flag, off checks nothing"`
 }
 

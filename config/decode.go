@@ -68,6 +68,7 @@ func decodeDoc(file string, raw map[string]any) (*Config, error) {
 	for _, k := range foreignTopLevel {
 		delete(raw, k)
 	}
+	hubs := setAsideHubs(file, raw)
 	switch v := raw["codeMode"].(type) {
 	case string:
 		// codeMode: on
@@ -87,6 +88,7 @@ func decodeDoc(file string, raw map[string]any) (*Config, error) {
 	}
 	c := &doc.Config
 	c.File = file
+	c.HubEntries = hubs
 	if c.HealthInterval == 0 {
 		c.HealthInterval = -1 // 0 in the file means never
 	}
@@ -119,6 +121,9 @@ func decodeDoc(file string, raw map[string]any) (*Config, error) {
 		s, err := doc.MCPServers[name].server(file, name)
 		if err != nil {
 			return nil, err
+		}
+		if slices.ContainsFunc(hubs, func(h HubEntry) bool { return h.Name == name }) {
+			hideHubTools(&s.Spec)
 		}
 		if len(c.AllowedServerNames) > 0 && !slices.Contains(c.AllowedServerNames, name) {
 			return nil, &Error{File: file, Key: "mcpServers." + name,
@@ -387,7 +392,7 @@ func (e serverEntry) server(file, name string) (Server, error) {
 		CallTimeout: upstream.Duration(e.CallTimeout), IdleTimeout: upstream.Duration(e.IdleTimeout),
 		ProtocolVersion: e.ProtocolVersion, MaxInFlight: e.MaxInFlight,
 		Scope: upstream.Scope(e.Scope), MaxInstances: e.MaxInstances,
-		AllowSampling: e.AllowSampling, AllowElicitation: e.AllowElicitation, AllowRoots: e.AllowRoots,
+		AllowSampling: e.AllowSampling, AllowElicitation: e.AllowElicitation, AllowRoots: e.AllowRoots, Roots: e.Roots,
 		Trust: upstream.Trust(e.Trust),
 	}
 	switch {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -373,6 +374,24 @@ func TestPagesAndHeaders(t *testing.T) {
 	}
 	if body := b.page("/ui/catalog?q=ad"); strings.Contains(body, `data-tool="echo"`) {
 		t.Error("the search does not filter")
+	}
+	// The catalog's search ranks as hub_search_tools does: the same tools
+	// in the same order (those listed under a name).
+	for _, q := range []string{"sum of two numbers", "returns the arguments", "echo"} {
+		var want []string
+		res, _ := e.h.SearchTools(q, 100)
+		for _, r := range res {
+			if r.ExposedAs != "" {
+				want = append(want, r.ExposedAs)
+			}
+		}
+		var got []string
+		for _, m := range regexp.MustCompile(`data-tool="([^"]+)"`).FindAllStringSubmatch(b.page("/ui/catalog?q="+url.QueryEscape(q)), -1) {
+			got = append(got, m[1])
+		}
+		if len(want) == 0 || !slices.Equal(got, want) {
+			t.Errorf("catalog search %q shows %v; hub_search_tools ranks %v", q, got, want)
+		}
 	}
 	if res := b.get("/ui/servers/nope", nil); res.StatusCode != http.StatusNotFound {
 		t.Errorf("an unknown server's page: %d", res.StatusCode)

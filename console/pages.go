@@ -335,7 +335,6 @@ type toolRow struct {
 	Schema                 string // the input schema, indented
 	Fixes                  []string
 	Stale                  bool
-	Search                 string // what the filter matches, lowercased
 }
 
 type catalogPage struct {
@@ -351,7 +350,7 @@ func (c *Console) catalogData(q string) catalogPage {
 	cat := c.h.Catalog()
 	p := catalogPage{Query: q, Prompts: len(cat.Prompts()), Resources: len(cat.Resources()), Template: len(cat.Templates())}
 	needle := strings.ToLower(strings.TrimSpace(q))
-	for _, e := range cat.Tools() {
+	row := func(e catalog.Entry) toolRow {
 		var t struct {
 			Description string          `json:"description"`
 			InputSchema json.RawMessage `json:"inputSchema"`
@@ -366,13 +365,31 @@ func (c *Console) catalogData(q string) catalogPage {
 		if server == "" {
 			server = "(the hub)"
 		}
-		row := toolRow{Name: e.Name, Server: server, Original: e.Original, Description: redact.Text(t.Description),
+		return toolRow{Name: e.Name, Server: server, Original: e.Original, Description: redact.Text(t.Description),
 			Schema: redact.Text(schema.String()), Fixes: e.Fixes, Stale: e.Stale}
-		row.Search = strings.ToLower(row.Name + " " + row.Server + " " + row.Original + " " + row.Description)
-		if needle != "" && !strings.Contains(row.Search, needle) {
-			continue
+	}
+	if needle == "" {
+		for _, e := range cat.Tools() {
+			p.Tools = append(p.Tools, row(e))
 		}
-		p.Tools = append(p.Tools, row)
+	} else {
+		// The servers' tools ranked as hub_search_tools ranks them (a
+		// shadowed one is under Shadowed names), then the hub's own
+		// tools whose name or description holds the words.
+		ix := c.h.SearchIndex()
+		results, _ := ix.Search(q, ix.Len())
+		for _, r := range results {
+			if e, ok := cat.Tool(r.ExposedAs); ok && r.ExposedAs != "" && e.Server == r.Server {
+				p.Tools = append(p.Tools, row(e))
+			}
+		}
+		for _, e := range cat.ServerEntries("") {
+			if e.Kind == catalog.KindTool {
+				if r := row(e); strings.Contains(strings.ToLower(r.Name+" "+r.Description), needle) {
+					p.Tools = append(p.Tools, r)
+				}
+			}
+		}
 	}
 	p.Shown = len(p.Tools)
 	shadowed := cat.Shadowed()
