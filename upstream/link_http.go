@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/internal/framing"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
+	"github.com/mcp-hub/mcp-hub/telemetry"
 )
 
 type httpOptions struct {
@@ -162,6 +163,7 @@ func (l *streamLink) post(ctx context.Context, msg []byte, method string) (*http
 		req.Header.Set("Idempotency-Key", rand.Text())
 	}
 	l.headers(req.Header)
+	telemetry.FromContext(ctx).SetHeaders(req.Header)
 	resp, err := do(l.client, req)
 	if err != nil {
 		return nil, requestErr(err)
@@ -177,7 +179,8 @@ func (l *streamLink) send(ctx context.Context, msg []byte) error {
 	if m.IsRequest() {
 		// The answer may take as long as the tool runs; post in the
 		// background. Failures come back as a failure of this request.
-		if !l.spawn(func() { l.request(msg, m) }) {
+		sp := telemetry.FromContext(ctx)
+		if !l.spawn(func() { l.request(sp, msg, m) }) {
 			return ErrClosed
 		}
 		return nil
@@ -211,11 +214,12 @@ func (l *streamLink) send(ctx context.Context, msg []byte) error {
 	return nil
 }
 
-// request posts a request and delivers everything that comes back for it.
-func (l *streamLink) request(msg []byte, m wire.Message) {
+// request posts a request and delivers everything that comes back for it;
+// sp is the request's span (nil: not traced).
+func (l *streamLink) request(sp *telemetry.Span, msg []byte, m wire.Message) {
 	id := m.ID
 	l.awaitStandalone()
-	resp, err := l.post(l.ctx, msg, m.Method)
+	resp, err := l.post(telemetry.ContextWith(l.ctx, sp), msg, m.Method)
 	if err != nil {
 		if l.ctx.Err() != nil {
 			return
