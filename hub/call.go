@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/catalog"
+	"github.com/mcp-hub/mcp-hub/era"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
 	"github.com/mcp-hub/mcp-hub/upstream"
@@ -277,11 +278,6 @@ func parseCallParams(params []byte) (callParams, error) {
 	return p, nil
 }
 
-// reservedMetaPrefix marks per-hop _meta keys of the 2026-07-28 protocol
-// (client info, capabilities, …); they describe the hub's client, not the
-// hub, so they never travel upstream.
-const reservedMetaPrefix = "io.modelcontextprotocol/"
-
 // rewriteMeta returns _meta for upstream up: reserved per-hop keys dropped,
 // and a progress token replaced by a hub token (tokens of different clients
 // would collide on a shared upstream). It returns the hub token, or nil.
@@ -289,7 +285,7 @@ func (s *session) rewriteMeta(meta, reqID []byte, up string) ([]byte, []byte, er
 	var drop []string
 	var orig []byte
 	err := wire.Members(meta, func(k, v []byte) error {
-		if bytes.HasPrefix(k, []byte(reservedMetaPrefix)) {
+		if era.Reserved(k) {
 			drop = append(drop, string(k))
 		}
 		if string(k) == "progressToken" {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/era"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -47,17 +48,20 @@ func (f *httpFront) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bo
 // serveStreamable implements the streamable HTTP transport on /mcp.
 func (f *httpFront) serveStreamable(w http.ResponseWriter, r *http.Request) {
 	v := r.Header.Get("Mcp-Protocol-Version")
-	if v != "" && !slices.Contains(f.opts.ProtocolVersions, v) {
+	sid := r.Header.Get("Mcp-Session-Id")
+	// A stateless POST's version is checked with its body, so the error
+	// answers the request's id.
+	sessionless := sid == "" && r.Method == http.MethodPost && v >= statelessVersion
+	if v != "" && !slices.Contains(f.opts.ProtocolVersions, v) && !sessionless {
 		if v >= statelessVersion {
 			// The 2026-07-28 answer, which tells the client what to use.
 			writeJSON(w, http.StatusBadRequest, wire.AppendError(nil, nil, codeUnsupportedProtocolVersion,
-				fmt.Sprintf("unsupported protocol version %q", v), unsupportedVersionData(f.opts.ProtocolVersions, v)))
+				fmt.Sprintf("unsupported protocol version %q", v), era.UnsupportedVersionData(f.opts.ProtocolVersions, v)))
 			return
 		}
 		rpcHTTPError(w, http.StatusBadRequest, fmt.Sprintf("unsupported MCP-Protocol-Version %q (supported: %s)", v, strings.Join(f.opts.ProtocolVersions, ", ")))
 		return
 	}
-	sid := r.Header.Get("Mcp-Session-Id")
 	if sid != "" && !validSessionID(sid) {
 		rpcHTTPError(w, http.StatusBadRequest, "malformed Mcp-Session-Id")
 		return

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/era"
 	"github.com/mcp-hub/mcp-hub/internal/framing"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
@@ -302,7 +303,7 @@ func (s *session) accept(m wire.Message) bool {
 		// transport serves.
 		_ = s.out.send(outMsg{data: wire.AppendError(nil, m.ID, codeUnsupportedProtocolVersion,
 			"unsupported protocol version: this transport serves the session-era protocol (initialize first)",
-			unsupportedVersionData(legacyVersions, metaVersion(m.Params))), respTo: m.ID})
+			era.UnsupportedVersionData(legacyVersions, metaVersion(m.Params))), respTo: m.ID})
 		return false
 	case !s.initialized.Load() && sessionless(m.Params):
 		gate = anytime
