@@ -190,10 +190,10 @@ func NameMember(method string) string {
 
 // Headers calls set with each header a stateless-era request carries on
 // streamable HTTP besides MCP-Protocol-Version: Mcp-Method, Mcp-Name, and
-// for tools/call the Mcp-Param-* headers of params the tool's annotations
-// (bindings, from ParamHeaders) mirror. An argument that is absent or null
-// gets no header.
-func Headers(method string, params []byte, bindings []ParamHeader, set func(name, value string)) {
+// for tools/call the Mcp-Param-* headers of the arguments the tool's
+// annotations mirror (tool returns them, from ParamHeaders; it may be
+// nil). An argument that is absent or null gets no header.
+func Headers(method string, params []byte, tool func(name string) []ParamHeader, set func(name, value string)) {
 	set(HeaderMethod, method)
 	member := NameMember(method)
 	if member == "" {
@@ -208,7 +208,11 @@ func Headers(method string, params []byte, bindings []ParamHeader, set func(name
 		return
 	}
 	set(HeaderName, EncodeValue(name))
-	if method != "tools/call" || len(bindings) == 0 {
+	if method != "tools/call" || tool == nil {
+		return
+	}
+	bindings := tool(name)
+	if len(bindings) == 0 {
 		return
 	}
 	args, _ := wire.Get(params, "arguments")

@@ -99,7 +99,7 @@ func TestHeaders(t *testing.T) {
 	params := []byte(`{"name":"my tool ü","arguments":{"region":"us-west1","priority":42.0,"verbose":null,"debug":false,` +
 		`"text":" padded ","method_val":"m","opts":{"zone":"b"},"float_val":3.14}}`)
 	h := http.Header{}
-	Headers("tools/call", params, bindings, h.Set)
+	Headers("tools/call", params, func(string) []ParamHeader { return bindings }, h.Set)
 	want := map[string]string{
 		"Mcp-Method": "tools/call", "Mcp-Name": EncodeValue("my tool ü"),
 		"Mcp-Param-Region": "us-west1", "Mcp-Param-Priority": "42", "Mcp-Param-Debug": "false",

@@ -57,3 +57,57 @@ func (h *Hub) completeAnswer(method string, data []byte) []byte {
 	}
 	return wire.AppendResult(make([]byte, 0, len(res)+len(m.ID)+40), m.ID, res)
 }
+
+// EraClient implements upstream.Requester: a stateless-era upstream sees
+// the hub asking, with the capabilities of the client whose call it is
+// (those the hub's policy lets that upstream ask for: the hub asks the
+// client, or passes the request through) and the log level that client
+// wants.
+func (r *callRef) EraClient(c *upstream.Conn) *era.Client {
+	cl := c.Client()
+	up, ok := r.s.h.mgr.Get(c.Name())
+	cl.Caps = r.s.eraCaps(up, ok)
+	cl.LogLevel = r.s.wantedLogLevel()
+	return &cl
+}
+
+// eraCaps returns what an upstream may ask the session's client for: what
+// the client declared, less what the hub's policy keeps that upstream from
+// asking.
+func (s *session) eraCaps(up *upstream.Upstream, ok bool) era.Caps {
+	caps := s.clientCaps()
+	var c era.Caps
+	if caps == nil {
+		return c
+	}
+	allowed := func(p *bool) bool { return p == nil || *p }
+	var spec upstream.Spec
+	if ok {
+		spec = up.Spec()
+	}
+	//lint:ignore SA1019 sampling is deprecated in 2026-07-28; the protocol versions the hub serves have it
+	if sc := caps.Sampling; sc != nil && allowed(spec.AllowSampling) {
+		c.Sampling, c.SamplingTools, c.SamplingContext = true, sc.Tools != nil, sc.Context != nil
+	}
+	if ec := caps.Elicitation; ec != nil && allowed(spec.AllowElicitation) {
+		c.Elicitation, c.ElicitForm, c.ElicitURL = true, ec.Form != nil || ec.URL == nil, ec.URL != nil
+	}
+	//lint:ignore SA1019 roots are deprecated in 2026-07-28; the protocol versions the hub serves have them
+	if caps.RootsV2 != nil && allowed(spec.AllowRoots) {
+		c.Roots = true
+	}
+	return c
+}
+
+// wantedLogLevel is the least severe log level the session's client wants
+// messages at (logging/setLevel in the session era, _meta per request in
+// the stateless one), or "".
+func (s *session) wantedLogLevel() string {
+	if s.stateless != nil {
+		return s.stateless.logLevel
+	}
+	if l := s.logLevel.Load(); l != noLevel {
+		return levelNames[l]
+	}
+	return ""
+}

@@ -50,10 +50,11 @@ const (
 
 // statelessInfo is what one stateless request says about its client.
 type statelessInfo struct {
-	version string
-	caps    *mcp.ClientCapabilities
-	sub     string     // the subject of the request's token (auth), or ""
-	listen  *listenSub // the request is a subscriptions/listen
+	version  string
+	caps     *mcp.ClientCapabilities
+	logLevel string     // the _meta log level it asked for, or ""
+	sub      string     // the subject of the request's token (auth), or ""
+	listen   *listenSub // the request is a subscriptions/listen
 }
 
 // listenSub is what a subscriptions/listen asked to hear of.
@@ -88,6 +89,13 @@ func parseStatelessMeta(params []byte) (*statelessInfo, error) {
 	//lint:ignore SA1019 roots are deprecated in 2026-07-28 but a client may still declare them
 	c.RootsV2 = caps.Roots
 	info.caps = &c
+	if v := wire.GetMeta(params, era.MetaLogLevel); v != nil {
+		if l, err := wire.String(v); err == nil {
+			if _, ok := logLevels[l]; ok {
+				info.logLevel = l
+			}
+		}
+	}
 	return info, nil
 }
 
