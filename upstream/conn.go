@@ -183,6 +183,10 @@ func (c *Conn) Call(ctx context.Context, method string, params []byte) (Reply, e
 			return c.subscribe(ctx, params)
 		case "resources/unsubscribe":
 			return c.unsubscribe(params)
+		case "logging/setLevel":
+			// Gone from the stateless era: the level travels with each
+			// request (Requester).
+			return Reply{Result: []byte(`{}`)}, nil
 		}
 	}
 	w := &waiter{ch: make(chan result, 1), tag: ctx.Value(tagKey{})}

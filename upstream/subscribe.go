@@ -82,11 +82,20 @@ func (c *Conn) subscribe(ctx context.Context, params []byte) (Reply, error) {
 	}
 }
 
-// unsubscribe closes the listen stream of the uri in params, if any.
+// unsubscribe closes the listen stream of the uri in params, if any. On
+// stdio it stays open until the connection ends: every listen of a stdio
+// connection shares the server's one session, and go-sdk's server (v1.8.0)
+// forgets that session's list-change subscription when any of its listens
+// ends, so closing one would silence the connection's list changes. The
+// hub delivers updates only to sessions that subscribed, so an update
+// after the unsubscribe reaches nobody.
 func (c *Conn) unsubscribe(params []byte) (Reply, error) {
 	uri, err := paramURI(params)
 	if err != nil {
 		return Reply{}, err
+	}
+	if _, stdio := c.link.(*stdioLink); stdio {
+		return Reply{Result: []byte(`{}`)}, nil
 	}
 	c.listens.mu.Lock()
 	cancel := c.listens.byURI[uri]
