@@ -82,19 +82,32 @@ func TestCompleteKeepsWhatTheServerSaid(t *testing.T) {
 	}
 }
 
-func TestStrip(t *testing.T) {
-	in := []byte(`{"resultType":"complete","tools":[{"name":"a","inputSchema":{"type":"object"}}],"ttlMs":5,"cacheScope":"public"}`)
-	out, err := Strip(in)
-	if err != nil {
-		t.Fatal(err)
+func TestToSession(t *testing.T) {
+	for _, tt := range []struct{ method, def, in, want string }{
+		{"tools/list", "ListToolsResult",
+			`{"resultType":"complete","tools":[{"name":"a","inputSchema":{"type":"object"}}],"ttlMs":5,"cacheScope":"public"}`,
+			`{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}`},
+		{"tools/call", "CallToolResult",
+			`{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"up","version":"1"},"x/y":1},"content":[],"resultType":"complete"}`,
+			`{"_meta":{"x/y":1},"content":[]}`},
+		{"tools/call", "CallToolResult",
+			`{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"up","version":"1"}},"content":[{"type":"text","text":"resultType"}],"resultType":"complete"}`,
+			`{"content":[{"type":"text","text":"resultType"}]}`},
+	} {
+		mustValid(t, "2026-07-28", tt.def, []byte(tt.in))
+		out := ToSession([]byte(tt.in))
+		if string(out) != tt.want {
+			t.Errorf("ToSession(%s) = %s, want %s", tt.in, out, tt.want)
+		}
+		mustValid(t, "2025-11-25", tt.def, out)
 	}
-	if string(out) != `{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}` {
-		t.Errorf("got %s", out)
-	}
-	mustValid(t, "2025-11-25", "ListToolsResult", out)
 	plain := []byte(`{"content":[]}`)
-	if out, _ := Strip(plain); &out[0] != &plain[0] {
+	if out := ToSession(plain); &out[0] != &plain[0] {
 		t.Error("a session-era result was copied")
+	}
+	ir := []byte(`{"resultType":"input_required","inputRequests":{"a":{"method":"roots/list"}}}`)
+	if out := ToSession(ir); &out[0] != &ir[0] {
+		t.Error("an input_required result was changed")
 	}
 }
 
@@ -286,5 +299,18 @@ func TestRemoved(t *testing.T) {
 	}
 	if !StatelessOnly("server/discover") || StatelessOnly("tools/list") {
 		t.Error("StatelessOnly misread")
+	}
+}
+
+func TestResponseDropsTheHopsMeta(t *testing.T) {
+	in := []byte(`{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"up","version":"1"},"x/y":1},"content":[{"type":"text","text":"io.modelcontextprotocol/ in text"}],"resultType":"complete"}`)
+	out := Response(in)
+	if string(out) != `{"_meta":{"x/y":1},"content":[{"type":"text","text":"io.modelcontextprotocol/ in text"}],"resultType":"complete"}` {
+		t.Errorf("got %s", out)
+	}
+	mustValid(t, "2026-07-28", "CallToolResult", out)
+	plain := []byte(`{"content":[]}`)
+	if out := Response(plain); &out[0] != &plain[0] {
+		t.Error("a result without reserved keys was copied")
 	}
 }

@@ -104,19 +104,41 @@ func Complete(method string, result []byte, c Cache) ([]byte, error) {
 	return append(out, r[1:]...), nil
 }
 
-// Strip returns result without the stateless-era members a session-era
-// client's schema does not name (resultType "complete", ttlMs,
-// cacheScope); a session-era client would ignore them, so the hub calls it
-// only where a byte-exact session-era answer matters. An input_required
-// result is returned as it is.
-func Strip(result []byte) ([]byte, error) {
-	if !bytes.Contains(result, []byte(`"resultType"`)) && !bytes.Contains(result, []byte(`"ttlMs"`)) {
-		return result, nil
+// ToSession returns a stateless-era server's result for a session-era
+// client: without the members its revision does not have (resultType,
+// ttlMs, cacheScope) and without the reserved _meta keys that describe the
+// server's hop (its serverInfo). An input_required result is returned as
+// it is: it is for the proxy to fulfil, not for the client. Everything
+// else keeps its bytes and order; a result with nothing to drop is
+// returned as it is, after a byte search.
+func ToSession(result []byte) []byte {
+	if !bytes.Contains(result, []byte(`"resultType"`)) && !bytes.Contains(result, []byte(ReservedPrefix)) &&
+		!bytes.Contains(result, []byte(`"ttlMs"`)) {
+		return result
 	}
 	if InputRequired(result) {
-		return result, nil
+		return result
 	}
-	return wire.EditObject(result, nil, "resultType", "ttlMs", "cacheScope")
+	out, err := wire.RebuildObject(result, func(k, v []byte) ([]byte, bool) {
+		switch string(k) {
+		case "resultType", "ttlMs", "cacheScope":
+			return nil, false
+		case "_meta":
+			if len(v) == 0 || v[0] != '{' {
+				return v, true
+			}
+			m, err := wire.RebuildObject(v, func(mk, mv []byte) ([]byte, bool) { return mv, !Reserved(mk) })
+			if err != nil {
+				return v, true
+			}
+			return m, string(m) != "{}" || string(wire.TrimSpace(v)) == "{}"
+		}
+		return v, true
+	})
+	if err != nil {
+		return result
+	}
+	return out
 }
 
 // InputRequired reports whether a result asks for client input. A result
@@ -238,4 +260,19 @@ func InputResponses(params []byte) (responses []byte, state string) {
 		return nil
 	})
 	return responses, state
+}
+
+// Response returns a result from the next hop for the previous one: the
+// reserved keys of its _meta (the upstream's serverInfo, …) describe that
+// hop, not the proxy, so they are dropped. A result without any costs one
+// byte search and is returned as it is.
+func Response(result []byte) []byte {
+	if !bytes.Contains(result, []byte(ReservedPrefix)) {
+		return result
+	}
+	out, err := wire.EditMeta(result, nil, Reserved)
+	if err != nil {
+		return result
+	}
+	return out
 }

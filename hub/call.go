@@ -194,9 +194,9 @@ func (s *session) finish(key, id []byte, up *upstream.Upstream, method, tool str
 	case r.Error != nil:
 		s.replyErrorObject(id, r.Error)
 	case method == "tools/call":
-		s.reply(id, limitOutput(r.Result, s.h.opts.MaxToolOutputLength))
+		s.reply(id, limitOutput(s.fromUpstream(up, r.Result), s.h.opts.MaxToolOutputLength))
 	default:
-		s.reply(id, r.Result)
+		s.reply(id, s.fromUpstream(up, r.Result))
 	}
 }
 

@@ -111,3 +111,18 @@ func (s *session) wantedLogLevel() string {
 	}
 	return ""
 }
+
+// fromUpstream returns a result of a stateless-era upstream for the
+// session's client: without the reserved _meta keys that describe the
+// upstream's hop (its serverInfo), and for a session-era client in that
+// client's revision (no resultType, no caching hints). A session-era
+// upstream's results pass as they are, unscanned.
+func (s *session) fromUpstream(up *upstream.Upstream, result []byte) []byte {
+	if c := up.Conn(); c == nil || !c.Stateless() {
+		return result
+	}
+	if s.stateless != nil {
+		return era.Response(result)
+	}
+	return era.ToSession(result)
+}

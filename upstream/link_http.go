@@ -427,15 +427,22 @@ func (l *streamLink) readPostStream(resp *http.Response, id []byte, deliver func
 	var lastID string
 	retry := time.Second
 	gotReply := false
-	watch := func(b []byte) {
+	// The answer is the stream's last message: reading stops there, as a
+	// resumed stream (a GET) may stay open after it.
+	watch := func(b []byte) bool {
 		if rid := deliver(b); rid != nil && bytes.Equal(rid, id) {
 			gotReply = true
 		}
+		return gotReply
 	}
 	for attempt := 0; ; attempt++ {
 		lastID, retry = l.readEvents(resp.Body, lastID, retry, watch)
+		if gotReply {
+			resp.Body.Close() // the stream may stay open: no drain
+			return
+		}
 		drainClose(resp.Body)
-		if gotReply || l.ctx.Err() != nil {
+		if l.ctx.Err() != nil {
 			return
 		}
 		if lastID == "" || attempt >= 5 || !resume {
@@ -463,9 +470,10 @@ func (l *streamLink) readPostStream(resp *http.Response, id []byte, deliver func
 	}
 }
 
-// readEvents delivers the message events of one SSE body until it ends and
-// returns the last event id and retry delay seen.
-func (l *streamLink) readEvents(body io.Reader, lastID string, retry time.Duration, deliver func([]byte)) (string, time.Duration) {
+// readEvents delivers the message events of one SSE body until it ends
+// (or deliver reports that the stream is done) and returns the last event
+// id and retry delay seen.
+func (l *streamLink) readEvents(body io.Reader, lastID string, retry time.Duration, deliver func([]byte) (done bool)) (string, time.Duration) {
 	r := newSSEReader(body, l.max, lastID, retry)
 	defer r.release()
 	for {
@@ -473,8 +481,8 @@ func (l *streamLink) readEvents(body io.Reader, lastID string, retry time.Durati
 		if err != nil {
 			return r.lastEventID(lastID), r.retry
 		}
-		if ev.event == "" && len(wire.TrimSpace(ev.data)) > 0 {
-			deliver(ev.data)
+		if ev.event == "" && len(wire.TrimSpace(ev.data)) > 0 && deliver(ev.data) {
+			return r.lastEventID(lastID), r.retry
 		}
 	}
 }
@@ -539,7 +547,7 @@ func (l *streamLink) standalone() {
 		default:
 			failures = 0
 			opened = true
-			lastID, retry = l.readEvents(resp.Body, lastID, retry, func(b []byte) { l.s.receive(b, nil) })
+			lastID, retry = l.readEvents(resp.Body, lastID, retry, func(b []byte) bool { l.s.receive(b, nil); return false })
 			drainClose(resp.Body)
 		}
 		if failures >= 5 {

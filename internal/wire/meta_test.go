@@ -118,3 +118,21 @@ func BenchmarkSetMeta(b *testing.B) {
 		}
 	}
 }
+
+func TestRebuildObject(t *testing.T) {
+	got, err := RebuildObject([]byte(`{"a":1, "b" : [2], "c":{"d":3}}`), func(k, v []byte) ([]byte, bool) {
+		switch string(k) {
+		case "a":
+			return nil, false
+		case "c":
+			return []byte(`{}`), true
+		}
+		return v, true
+	})
+	if err != nil || string(got) != `{"b":[2],"c":{}}` {
+		t.Errorf("RebuildObject = %s, %v", got, err)
+	}
+	if _, err := RebuildObject([]byte(`{"a":`), func(k, v []byte) ([]byte, bool) { return v, true }); err == nil {
+		t.Error("invalid JSON: want an error")
+	}
+}
