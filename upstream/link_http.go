@@ -304,9 +304,14 @@ func (l *streamLink) request(msg []byte, m wire.Message) {
 	case resp.StatusCode/100 != 2:
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		drainClose(resp.Body)
-		// A JSON-RPC error body answers the request; anything else is a
-		// transport failure of this one request.
+		// A JSON-RPC error body answers the request (one with a null id
+		// too: a server that refuses a request before reading its id
+		// answers that way, and this is the request's own answer);
+		// anything else is a transport failure of this one request.
 		if msg, err := wire.Parse(body); err == nil && msg.IsResponse() {
+			if msg.Error != nil && (msg.ID == nil || string(wire.TrimSpace(msg.ID)) == "null") {
+				body = wire.AppendErrorObject(nil, id, msg.Error)
+			}
 			deliver(body)
 			return
 		}
