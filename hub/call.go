@@ -95,6 +95,13 @@ func (s *session) startCall(m wire.Message, p callParams, e catalog.Entry) {
 // params to replace (a renamed tool or prompt). Every other member of params
 // travels byte for byte.
 func (s *session) forward(m wire.Message, up *upstream.Upstream, method, label string, meta []byte, set []wire.Member) {
+	if s.stateless != nil {
+		if state, p := s.h.parkedState(m.Params); p != nil {
+			go s.resumeParked(m, state, p) // the retry of a parked call
+			return
+		}
+		s.stateless.label = label
+	}
 	if up = s.route(m, up, method, label); up == nil {
 		return // answered: no instance may serve the session
 	}
@@ -139,7 +146,20 @@ func (s *session) forward(m wire.Message, up *upstream.Upstream, method, label s
 		s.setCancel(key, cancel)
 		return
 	}
-	ctx, cancel := context.WithCancel(upstream.WithTag(s.ctx, tag))
+	base := s.ctx
+	if s.stateless != nil {
+		// A stateless session ends with its POST; a call parked for the
+		// client's answer (parked.go) outlives it.
+		base = context.WithoutCancel(s.ctx)
+	}
+	ctx, cancel := context.WithCancel(upstream.WithTag(base, tag))
+	if s.stateless != nil {
+		context.AfterFunc(s.ctx, func() {
+			if !s.isParked(key) {
+				cancel()
+			}
+		})
+	}
 	s.setCancel(key, cancel)
 	go func() {
 		defer cancel()
@@ -153,8 +173,11 @@ func (s *session) forward(m wire.Message, up *upstream.Upstream, method, label s
 
 // finish relays the outcome of a forwarded request to the client.
 func (s *session) finish(key, id []byte, up *upstream.Upstream, method, tool string, token []byte, r upstream.Reply, err error, start time.Time) {
-	cancelled := s.cancelledByClient(key)
 	s.h.progress.release(token)
+	if s.toParked(id, parkedEvent{r: r, err: err}) {
+		return // the client's retry answers with it
+	}
+	cancelled := s.cancelledByClient(key)
 	label := tool
 	if method != "tools/call" {
 		label = method // prompt names and uris are not tool labels

@@ -115,8 +115,19 @@ func (h *Hub) Request(c *upstream.Conn, id []byte, method string, params []byte,
 		}
 		return
 	}
+	if a.s.toParked(a.related, parkedEvent{conn: c, reqID: id, method: method, params: params}) {
+		return // the parked call's client is asked with its retry
+	}
 	if msg := a.s.mayAsk(up, method, params); msg != "" {
 		fail(jsonrpc.CodeInvalidRequest, "%s", msg)
+		return
+	}
+	if a.s.stateless != nil {
+		// A stateless client cannot be sent a request: it gets an
+		// input_required result (parked.go).
+		if !a.s.park(up, c, id, method, params, a.related) {
+			fail(jsonrpc.CodeInvalidRequest, "mcp-hub cannot tell which request of the stateless client this %s is for", method)
+		}
 		return
 	}
 	spec := up.Spec()

@@ -55,6 +55,7 @@ type session struct {
 	sdkSeq    int64                    // the last id given to go-sdk
 	asks      map[string]chan outReply // requests the hub sent the client, by raw id
 	scoped    sessionInstances         // its instances of per-session upstreams
+	parked    map[string]*parkedCall   // a stateless client's calls parked for its answer, by idKey
 	idle      chan struct{}            // closed when inflight empties and its answers are out (see waitIdle)
 	closed    bool
 	closeOnce sync.Once

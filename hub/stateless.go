@@ -53,6 +53,8 @@ type statelessInfo struct {
 	version  string
 	caps     *mcp.ClientCapabilities
 	logLevel string     // the _meta log level it asked for, or ""
+	method   string     // the request's method
+	label    string     // what it is for (a tool name, a prompt, a uri), once forwarded
 	sub      string     // the subject of the request's token (auth), or ""
 	listen   *listenSub // the request is a subscriptions/listen
 }
@@ -248,6 +250,7 @@ func (f *httpFront) statelessPost(w http.ResponseWriter, r *http.Request, body [
 	if m.Method == "subscriptions/listen" {
 		info.listen = listenOf(m)
 	}
+	info.method = m.Method
 	ti := tokenInfo(r.Context())
 	if ti != nil {
 		info.sub = ti.UserID
