@@ -7,7 +7,7 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.buildVersion=$(VERSION) -X main.buildCommit=$(COMMIT)
 export CGO_ENABLED := 1
 
-.PHONY: build run test test-team conformance deps lint bench clean release npm release-check
+.PHONY: build run test test-notice test-team conformance deps lint bench clean release npm release-check
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/mcp-hub ./cmd/mcp-hub
@@ -29,10 +29,14 @@ deps:
 # PostgreSQL server (scripts/pg.sh run starts it, sets MCPHUB_TEST_POSTGRES
 # and removes it after; scripts/team-deps.sh installs postgresql if missing).
 # MCPHUB_TEST_BROWSER=required: the console's browser test fails rather than
-# skips without Chromium.
-test: deps
+# skips without Chromium. test-notice says first what gets installed.
+test: test-notice deps
 	./scripts/team-deps.sh postgres
 	MCPHUB_TEST_BROWSER=required ./scripts/pg.sh run $(GO) test -race -count=1 -timeout 15m ./... ./testdata/fixture/
+
+# What make test installs (apt-get as root included), before it does.
+test-notice:
+	@./scripts/test-notice.sh
 
 # The team setup of deploy/README.md end to end: 3 mcp-hub replicas, HAProxy
 # with deploy/haproxy.cfg and PostgreSQL, all on this machine (failover,

@@ -1,7 +1,7 @@
 // Command bench measures mcp-hub against a direct connection to the same
 // upstream, in one run, and prints markdown tables with the ratios.
 //
-//	go run ./bench [-reps 3] [-suite stdio,http,remote,catalog,startup,list,rss,soak,peers,instance]
+//	go run ./bench [-reps 3] [-suite stdio,http,remote,catalog,startup,list,rss,soak,peers,instance,code]
 //
 // Every figure is a median over interleaved repetitions (direct, hub,
 // direct, hub, …), so background load hits both sides alike. Client, hub and
@@ -34,7 +34,7 @@ import (
 
 var (
 	reps   = flag.Int("reps", 3, "interleaved repetitions per measurement")
-	suites = flag.String("suite", "stdio,http,remote,catalog,startup,list,rss,soak", "comma-separated suites: stdio, http, remote, catalog, startup, list, rss, soak, peers, instance")
+	suites = flag.String("suite", "stdio,http,remote,catalog,startup,list,rss,soak,code", "comma-separated suites: stdio, http, remote, catalog, startup, list, rss, soak, peers, instance, code")
 	calls1 = flag.Int("n1", 3000, "calls at concurrency 1")
 	calls2 = flag.Int("n32", 20000, "calls at concurrency 32")
 	nBig   = flag.Int("nbig", 300, "100 KiB calls")
@@ -92,6 +92,8 @@ func main() {
 			peersSuite(dir, hubBin, fixture)
 		case "instance":
 			instanceSuite(dir, hubBin, fixture)
+		case "code":
+			codeSuite(dir, hubBin, fixture)
 		default:
 			fmt.Fprintf(os.Stderr, "unknown suite %q\n", s)
 			os.Exit(2)

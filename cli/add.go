@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
+	"slices"
 	"strings"
 
 	"github.com/mcp-hub/mcp-hub/config"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/persist"
 	"github.com/mcp-hub/mcp-hub/upstream"
 	"github.com/spf13/pflag"
@@ -42,6 +45,9 @@ func Add(ctx context.Context, e *Env) int {
 	}
 	e.afterDash = true
 	return withStore(ctx, e, addUse, 1, -1, define, func(st *persist.Store, cfg *config.Config, args []string) int {
+		if flags.ArgsLenAtDash() == 0 {
+			return e.missingName(args)
+		}
 		if len(args) > 1 && flags.ArgsLenAtDash() != 1 {
 			if form, ok := dashForm(flags, e.Args); ok {
 				fmt.Fprintf(e.Stderr, "mcp-hub add: unexpected argument %q\n%s", args[1], e.forgotDash(form))
@@ -71,6 +77,13 @@ func Add(ctx context.Context, e *Env) int {
 			fmt.Fprintln(e.Stderr, "mcp-hub add:", err)
 			return ExitConfig
 		}
+		if split, ok := upstream.SplitCommand(spec); ok {
+			return e.wholeLine(spec, split)
+		}
+		if why := selfLaunch(cfg, spec); why != "" {
+			fmt.Fprintf(e.Stderr, "mcp-hub add: %s: %s; not added\n", spec.Name, why)
+			return ExitConfig
+		}
 		// Known before anything runs: a package runner given no package
 		// can never serve MCP; a command not on PATH may be installed
 		// later (or be on the PATH of the client that starts the hub).
@@ -85,10 +98,10 @@ func Add(ctx context.Context, e *Env) int {
 		if _, err := st.Create(ctx, reg); err != nil {
 			if errors.Is(err, upstream.ErrExists) {
 				if old, gerr := st.Get(ctx, spec.Name); gerr == nil && old.Source == upstream.SourceConfig {
-					fmt.Fprintf(e.Stderr, "mcp-hub add: an upstream named %q is registered: %s\n", spec.Name, staleText(cfg, spec.Name))
+					fmt.Fprintf(e.Stderr, "mcp-hub add: an upstream named %q is registered: %s\n", spec.Name, e.ours(staleText(cfg, spec.Name)))
 					return ExitFail
 				}
-				fmt.Fprintf(e.Stderr, "mcp-hub add: an upstream named %q is already registered (mcp-hub remove %s first)\n", spec.Name, spec.Name)
+				fmt.Fprintf(e.Stderr, "mcp-hub add: an upstream named %q is already registered (%s remove %s first)\n", spec.Name, e.prog(), spec.Name)
 				return ExitFail
 			}
 			fmt.Fprintln(e.Stderr, "mcp-hub add:", err)
@@ -117,4 +130,63 @@ func keyValues(kvs []string, flag string) (map[string]string, error) {
 		m[k] = v
 	}
 	return m, nil
+}
+
+// missingName reports an add whose command line names no upstream before
+// "--" (only flags came before it). When the first word after "--" is no
+// program and more follow, it is taken for the name put on the wrong side;
+// otherwise the right form names the upstream after the package it runs.
+func (e *Env) missingName(command []string) int {
+	form := slices.Clone(e.Args)
+	i := slices.Index(form, "--")
+	if i < 0 {
+		return e.usageError("missing NAME")
+	}
+	if _, err := upstream.ResolveCommand(upstream.Spec{Command: command[0]}); err != nil && len(command) > 1 {
+		form[i], form[i+1] = form[i+1], form[i]
+		fmt.Fprintf(e.Stderr, "mcp-hub add: the upstream's name goes before \"--\" and its command after it (no program is named %q):\n  %s\n", command[0], e.shownLine(form))
+		return ExitConfig
+	}
+	form = slices.Insert(form, i, guessName(command))
+	fmt.Fprintf(e.Stderr, "mcp-hub add: missing NAME: the upstream's name goes before \"--\", for example:\n  %s\n", e.shownLine(form))
+	return ExitConfig
+}
+
+// guessName is a name for the upstream a command line runs: its package
+// or program without scope, version and "server"/"mcp" affixes.
+func guessName(command []string) string {
+	word := command[0]
+	for _, a := range command[1:] {
+		if !strings.HasPrefix(a, "-") {
+			word = a // the last word that is no flag: the package or script, usually
+		}
+	}
+	word = path.Base(strings.ReplaceAll(word, `\`, "/"))
+	word = strings.TrimSuffix(word, path.Ext(word))
+	if i := strings.LastIndex(word, "@"); i > 0 {
+		word = word[:i]
+	}
+	for _, affix := range []string{"mcp-server-", "server-", "mcp-"} {
+		word = strings.TrimPrefix(word, affix)
+	}
+	for _, affix := range []string{"-mcp-server", "-server", "-mcp"} {
+		word = strings.TrimSuffix(word, affix)
+	}
+	if s := suggestName(word); s != "" {
+		return s
+	}
+	return "NAME"
+}
+
+// wholeLine refuses a command that is a whole command line in one word
+// (quoted: "npx -y pkg"), and shows the command line that works.
+func (e *Env) wholeLine(spec, split upstream.Spec) int {
+	form := slices.Clone(e.Args)
+	if i := slices.Index(form, "--"); i >= 0 && i+1 < len(form) && form[i+1] == spec.Command {
+		form = slices.Replace(form, i+1, i+2, strings.Fields(spec.Command)...)
+	}
+	fmt.Fprintf(e.Stderr, "mcp-hub add: the command %q is a whole command line in one word, and no program has that name: "+
+		"give the program and each of its arguments as words of their own (no quotes around them all):\n  %s\nNothing was added.\n",
+		strings.Join(redact.Argv(append([]string{split.Command}, split.Args[:len(split.Args)-len(spec.Args)]...)), " "), e.shownLine(form))
+	return ExitConfig
 }

@@ -25,7 +25,7 @@ func Approve(ctx context.Context, e *Env) int {
 		name := args[0]
 		r, err := st.Get(ctx, name)
 		if err != nil {
-			lookupFailed(e.Stderr, "approve", name, err)
+			e.lookupFailed("approve", name, err)
 			return ExitFail
 		}
 		if r.Approved() {

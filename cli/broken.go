@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/mcp-hub/mcp-hub/persist"
 	"github.com/mcp-hub/mcp-hub/probe"
@@ -17,11 +16,12 @@ import (
 // the others.
 
 // lookupFailed reports why st.Get of name failed, for the command cmd.
-func lookupFailed(w io.Writer, cmd, name string, err error) {
+func (e *Env) lookupFailed(cmd, name string, err error) {
+	w := e.Stderr
 	var b upstream.BrokenRegistration
 	switch {
 	case errors.As(err, &b):
-		fmt.Fprintf(w, "mcp-hub %s: %q: %s; %s\n", cmd, name, probe.BrokenWhy(b), probe.BrokenFix(name))
+		fmt.Fprintf(w, "mcp-hub %s: %q: %s; %s\n", cmd, name, probe.BrokenWhy(b), e.ours(probe.BrokenFix(name)))
 	case errors.Is(err, upstream.ErrNotFound):
 		fmt.Fprintf(w, "mcp-hub %s: no upstream named %q is registered\n", cmd, name)
 	default:

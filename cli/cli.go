@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -26,6 +27,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/console"
+	"github.com/mcp-hub/mcp-hub/internal/suggest"
 )
 
 // Exit codes.
@@ -62,6 +64,9 @@ type Env struct {
 	Stdout  io.Writer
 	Stderr  io.Writer
 	Build   Build
+	// Program is how the person ran this binary, for the commands hints
+	// show ("./bin/mcp-hub"; see [ProgramName]); "" means mcp-hub.
+	Program string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
@@ -139,15 +144,20 @@ func runHelp(ctx context.Context, cmds Commands, e Env, args []string) int {
 	return c.Run(ctx, &e)
 }
 
-// unknownCommand reports a command the tree does not have.
+// unknownCommand reports a command the tree does not have: the one meant
+// when it is a near miss, else every command.
 func (e *Env) unknownCommand(name string) int {
+	if s := suggest.Closest(name, append(slices.Collect(maps.Keys(e.commands)), helpCommand)); s != "" {
+		fmt.Fprintf(e.Stderr, "mcp-hub: unknown command %q; did you mean %q?\nRun '%s help' for every command.\n", name, s, e.prog())
+		return ExitConfig
+	}
 	fmt.Fprintf(e.Stderr, "mcp-hub: unknown command %q\n\n", name)
 	e.usage(e.Stderr)
 	return ExitConfig
 }
 
 func (e *Env) usage(w io.Writer) {
-	fmt.Fprintf(w, "Usage: mcp-hub [command] [flags]\n\nWith no command, mcp-hub serves MCP over stdio in front of its upstream MCP servers.\n\nCommands:\n")
+	fmt.Fprintf(w, "Usage: %s [command] [flags]\n\nWith no command, mcp-hub serves MCP over stdio in front of its upstream MCP servers.\n\nCommands:\n", e.prog())
 	summaries := map[string]string{helpCommand: "show this help, or a command's: help COMMAND"}
 	for n, c := range e.commands {
 		summaries[n] = c.Summary
@@ -155,7 +165,7 @@ func (e *Env) usage(w io.Writer) {
 	for _, n := range slices.Sorted(maps.Keys(summaries)) {
 		fmt.Fprintf(w, "  %-8s %s\n", n, summaries[n])
 	}
-	fmt.Fprintf(w, "\nRun mcp-hub COMMAND --help (or mcp-hub help COMMAND) for a command's flags.\n")
+	fmt.Fprintf(w, "\nRun %[1]s COMMAND --help (or %[1]s help COMMAND) for a command's flags.\n", e.prog())
 }
 
 // now returns the time by the command's clock.
@@ -182,9 +192,11 @@ func (e *Env) flags(use string) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(e.cmdName(), pflag.ContinueOnError)
 	fs.SetOutput(e.Stderr) // unused: ContinueOnError prints nothing
 	config.AddFlags(fs)
+	// A second synopsis line of use names the program too.
+	use = strings.ReplaceAll(use, "\n       mcp-hub ", "\n       "+e.prog()+" ")
 	e.use = use
 	fs.Usage = func() {
-		fmt.Fprintf(e.Stdout, "Usage: %s %s\n\nFlags:\n%s", e.cmdName(), use, fs.FlagUsages())
+		fmt.Fprintf(e.Stdout, "Usage: %s %s\n\nFlags:\n%s", e.cmdLine(), use, fs.FlagUsages())
 	}
 	return fs
 }
@@ -194,7 +206,7 @@ func (e *Env) flags(use string) *pflag.FlagSet {
 func (e *Env) usageError(format string, args ...any) int {
 	fmt.Fprintf(e.Stderr, "%s: %s\n", e.cmdName(), fmt.Sprintf(format, args...))
 	synopsis, _, _ := strings.Cut(e.use, "\n\n")
-	fmt.Fprintf(e.Stderr, "Usage: %s %s\nRun '%s --help' for more.\n", e.cmdName(), synopsis, e.cmdName())
+	fmt.Fprintf(e.Stderr, "Usage: %s %s\nRun '%s --help' for more.\n", e.cmdLine(), synopsis, e.cmdLine())
 	return ExitConfig
 }
 
@@ -248,7 +260,29 @@ func (e *Env) parseFlags(fs *pflag.FlagSet) (code int, ok bool) {
 			return ExitConfig, false
 		}
 	}
-	return e.usageError("%v", err), false
+	return e.usageError("%v%s", err, flagMeant(fs, err)), false
+}
+
+// unknownFlagRE matches pflag's error for a long flag it does not know.
+var unknownFlagRE = regexp.MustCompile(`^unknown flag: --([^=\s]+)`)
+
+// flagMeant suggests the flag of fs meant by the unknown one err names:
+// " (did you mean --http?)", or "".
+func flagMeant(fs *pflag.FlagSet, err error) string {
+	m := unknownFlagRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return ""
+	}
+	var names []string
+	fs.VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	if s := suggest.Closest(m[1], names); s != "" {
+		return fmt.Sprintf(" (did you mean --%s?)", s)
+	}
+	return ""
 }
 
 // loadConfig loads the configuration as every command does: defaults, the

@@ -62,6 +62,20 @@ func flagOf(fs *pflag.FlagSet, arg string) *pflag.Flag {
 // with it, secret values masked (--env and --header values, secret-looking
 // arguments).
 func (e *Env) forgotDash(form []string) string {
+	out := fmt.Sprintf("Did you forget \"--\" before the command? Run:\n  %s\n", e.shownLine(form))
+	// The right form of a package runner given no package would be refused
+	// next: say so now, not on the second try.
+	if cmd := form[slices.Index(form, "--")+1:]; len(cmd) > 0 {
+		if spec := (upstream.Spec{Command: cmd[0], Args: cmd[1:]}); upstream.NoPackage(spec) {
+			out += "and " + upstream.CommandHint(spec) + "\n"
+		}
+	}
+	return out
+}
+
+// shownLine is the command line of this command with the arguments form,
+// quoted for a shell, with secret values masked.
+func (e *Env) shownLine(form []string) string {
 	shown := make([]string, 0, len(form))
 	for i := 0; i < len(form); i++ {
 		a := form[i]
@@ -85,15 +99,7 @@ func (e *Env) forgotDash(form []string) string {
 	for i, a := range shown {
 		shown[i] = shellQuote(a)
 	}
-	out := fmt.Sprintf("Did you forget \"--\" before the command? Run:\n  %s %s\n", e.cmdName(), strings.Join(shown, " "))
-	// The right form of a package runner given no package would be refused
-	// next: say so now, not on the second try.
-	if cmd := form[slices.Index(form, "--")+1:]; len(cmd) > 0 {
-		if spec := (upstream.Spec{Command: cmd[0], Args: cmd[1:]}); upstream.NoPackage(spec) {
-			out += "and " + upstream.CommandHint(spec) + "\n"
-		}
-	}
-	return out
+	return e.cmdLine() + " " + strings.Join(shown, " ")
 }
 
 // shellQuote quotes a for a POSIX shell when it needs quoting.

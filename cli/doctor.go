@@ -10,6 +10,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/persist"
 	"github.com/mcp-hub/mcp-hub/probe"
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 const doctorUse = `[flags]
@@ -40,6 +41,7 @@ func Doctor(ctx context.Context, e *Env) int {
 			fmt.Fprintln(e.Stderr, "mcp-hub doctor:", err)
 			return ExitFail
 		}
+		targets = append(targets, hubTargets(cfg)...)
 		if len(targets) == 0 {
 			fmt.Fprintf(e.Stdout, "No upstreams: %s and none are registered in %s.\n", noneInConfig(cfg), st.Path())
 			return ExitOK
@@ -52,7 +54,16 @@ func Doctor(ctx context.Context, e *Env) int {
 		}
 		rows := make([]probe.Row, 0, len(p.Results))
 		for _, r := range p.Results {
-			rows = append(rows, probe.Diagnose(r, p, cfg))
+			row := probe.Diagnose(r, p, cfg)
+			for _, ss := range [][]string{row.Errors, row.Hints, row.Notes} {
+				for i, s := range ss {
+					ss[i] = e.ours(s)
+				}
+			}
+			if w := hubUnderWords(cfg, row.Name); w != "" && r.Source == string(upstream.SourceConfig) {
+				row.Notes = append([]string{w}, row.Notes...)
+			}
+			rows = append(rows, row)
 		}
 		fmt.Fprintf(e.Stdout, "Checked %d upstream(s) from %s and %s in %s.\n\n", len(rows), configOrNone(cfg), st.Path(), e.now().Sub(start).Round(10*time.Millisecond))
 		if printDoctor(e.Stdout, rows) {

@@ -143,7 +143,9 @@ func writeClaude(w io.Writer, regs []upstream.Registration, m *redact.Masker, st
 	return clientconfig.WriteMCPServers(w, servers)
 }
 
-// hubOnly names the settings of r that only the hub understands.
+// hubOnly names the settings of r that only the hub understands and that
+// someone set: a scope or trust policy a registration made the same way
+// gets anyway is no loss (mcp-hub import gives it back), so it is not named.
 func hubOnly(r upstream.Registration) []string {
 	s := r.Spec
 	var out []string
@@ -162,9 +164,14 @@ func hubOnly(r upstream.Registration) []string {
 	add(s.Start == upstream.StartLazy || !r.AutoConnect, "start: lazy")
 	add(s.Start == upstream.StartEagerSessions && r.AutoConnect, "start: eager")
 	add(s.MaxInFlight != 0, "maxInFlight")
-	add(s.Scope != upstream.ScopeShared, "scope")
+	defaultScope := upstream.DefaultScope
+	if r.Source == upstream.SourceConfig {
+		defaultScope = upstream.ScopeShared
+	}
+	add(s.Scope != defaultScope, "scope")
 	add(s.MaxInstances != 0, "maxInstances")
-	add(exportTrust(r) != "", "trust")
+	add(len(s.Roots) > 0, "roots")
+	add(s.Trust != "" && s.Trust != (upstream.Registration{Source: r.Source}).TrustPolicy(), "trust")
 	return out
 }
 
@@ -263,6 +270,9 @@ func writeYAML(w io.Writer, regs []upstream.Registration, m *redact.Masker, from
 		}
 		if s.MaxInstances != 0 {
 			fmt.Fprintf(w, "    maxInstances: %d\n", s.MaxInstances)
+		}
+		if len(s.Roots) > 0 {
+			fmt.Fprintf(w, "    roots: %s\n", list(s.Roots))
 		}
 		if t := exportTrust(r); t != "" {
 			fmt.Fprintf(w, "    trust: %s\n", q(string(t)))

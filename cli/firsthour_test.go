@@ -435,7 +435,7 @@ func TestUsageMistakes(t *testing.T) {
 		{[]string{"--log-level", "debug", "list"}, "mcp-hub: the command goes before its flags: mcp-hub list [flags]\nUsage: mcp-hub [command] [flags]\n"},
 		{[]string{"--log-level", "debug", "frobnicate"}, "mcp-hub: unknown command \"frobnicate\"\n"},
 		{[]string{"add", "--bogus", "mem", "npx", "-y"}, "mcp-hub add: unknown flag: --bogus\nUsage: mcp-hub add NAME [flags] -- COMMAND [ARGS...]\n"},
-		{[]string{"add", "--", "mem", "npx"}, "mcp-hub add: the command goes after \"--\": mcp-hub add NAME [flags] -- COMMAND [ARGS...]\n"},
+		{[]string{"add", "--", "mem", "npx"}, "mcp-hub add: the upstream's name goes before \"--\" and its command after it (no program is named \"mem\"):\n  mcp-hub add mem -- npx\n"},
 		{[]string{"list", "extra"}, "mcp-hub list: unexpected argument \"extra\"\nUsage: mcp-hub list [flags]\nRun 'mcp-hub list --help' for more.\n"},
 		{[]string{"add"}, "mcp-hub add: missing NAME\n"},
 		{[]string{"help", "add", "list"}, "mcp-hub help: unexpected argument \"list\"\n"},

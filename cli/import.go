@@ -111,12 +111,16 @@ func importServers(ctx context.Context, e *Env, cfg *config.Config, cc *clientco
 			continue
 		}
 		name := it.Name
+		if why := selfLaunch(cfg, it.Server.Spec); why != "" {
+			it.Outcome, it.Why = importSkipped, why
+			continue
+		}
 		if inConfig[name] {
 			it.Outcome, it.Why = importSkipped, fmt.Sprintf("defined in %s, the hub's config file; edit it there", cfg.File)
 			continue
 		}
 		if r, ok := registered[name]; ok {
-			it.Outcome, it.Why = importSkipped, alreadyRegistered(r)
+			it.Outcome, it.Why = importSkipped, e.ours(alreadyRegistered(r))
 			continue
 		}
 		if dryRun {
@@ -149,6 +153,8 @@ func planImport(cc *clientconfig.File) []importItem {
 	for _, en := range cc.Entries {
 		it := importItem{Entry: en, Outcome: importAdded}
 		switch {
+		case upstream.ValidName(en.Name) != nil && launchesHub(en.Value):
+			it.Outcome, it.Why = importSkipped, "it launches mcp-hub itself: the hub's own entry in this file, not a server to import"
 		case upstream.ValidName(en.Name) != nil:
 			it.Outcome, it.Why = importSkipped, upstream.ValidName(en.Name).Error()
 			if s := suggestName(en.Name); s != "" {

@@ -20,8 +20,9 @@ func List(ctx context.Context, e *Env) int {
 			fmt.Fprintln(e.Stderr, "mcp-hub:", err)
 			return ExitFail
 		}
-		if len(ents)+len(broken) == 0 {
-			fmt.Fprintf(e.Stdout, "No upstreams: %s and none are registered in %s.\nAdd one with: mcp-hub add NAME -- COMMAND [ARGS...]\n", noneInConfig(cfg), st.Path())
+		hubs := hubTargets(cfg)
+		if len(ents)+len(broken)+len(hubs) == 0 {
+			fmt.Fprintf(e.Stdout, "No upstreams: %s and none are registered in %s.\nAdd one with: %s add NAME -- COMMAND [ARGS...]\n", noneInConfig(cfg), st.Path(), e.prog())
 			return ExitOK
 		}
 		tokens, err := st.Tokens(ctx)
@@ -37,12 +38,17 @@ func List(ctx context.Context, e *Env) int {
 			login := loginWords(tokens, name, "")
 			if en.Stale {
 				approval, enabled, scope, login = probe.StalePrefix, "-", "-", "-"
-				launch = "nothing: " + staleText(cfg, name)
+				launch = "nothing: " + e.ours(staleText(cfg, name))
+			} else if w := hubUnderWords(cfg, name); w != "" {
+				launch += " (" + w + ")"
 			}
 			lines[name] = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, en.Spec.InferTransport(), en.Source, approval, enabled, scope, login, launch)
 		}
+		for _, h := range hubs {
+			lines[h.Spec.Name] = fmt.Sprintf("%s\tstdio\tconfig\tnot run\t-\t-\t-\tnothing: %s\n", h.Spec.Name, h.NotRun)
+		}
 		for _, b := range broken {
-			lines[b.Name] = fmt.Sprintf("%s\tunknown\t%s\tFAILED\t-\t-\t-\tnothing: %s; %s\n", b.Name, b.Source, strings.ReplaceAll(probe.BrokenWhy(b), "\n", " "), probe.BrokenFix(b.Name))
+			lines[b.Name] = fmt.Sprintf("%s\tunknown\t%s\tFAILED\t-\t-\t-\tnothing: %s; %s\n", b.Name, b.Source, strings.ReplaceAll(probe.BrokenWhy(b), "\n", " "), e.ours(probe.BrokenFix(b.Name)))
 		}
 		printRows(e.Stdout, "NAME\tTRANSPORT\tSOURCE\tAPPROVAL\tENABLED\tSCOPE\tLOGIN\tRUNS", lines)
 		printToolChanges(ctx, e, st)

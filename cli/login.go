@@ -46,7 +46,7 @@ func Login(ctx context.Context, e *Env) int {
 	return withStore(ctx, e, loginUse, 1, 1, define, func(st *persist.Store, cfg *config.Config, args []string) int {
 		spec, err := loginSpec(ctx, cfg, st, args[0])
 		if err != nil {
-			fmt.Fprintln(e.Stderr, "mcp-hub login:", err)
+			fmt.Fprintln(e.Stderr, "mcp-hub login:", e.ours(err.Error()))
 			return ExitFail
 		}
 		if *pasted {

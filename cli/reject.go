@@ -21,11 +21,11 @@ func Reject(ctx context.Context, e *Env) int {
 		}
 		r, err := st.Get(ctx, name)
 		if err != nil {
-			lookupFailed(e.Stderr, "reject", name, err)
+			e.lookupFailed("reject", name, err)
 			return ExitFail
 		}
 		if r.Source == upstream.SourceConfig {
-			fmt.Fprintf(e.Stderr, "mcp-hub reject: %q is %s\n", name, staleText(cfg, name))
+			fmt.Fprintf(e.Stderr, "mcp-hub reject: %q is %s\n", name, e.ours(staleText(cfg, name)))
 			return ExitFail
 		}
 		// The code path of the web console, as "cli".
@@ -33,7 +33,7 @@ func Reject(ctx context.Context, e *Env) int {
 			fmt.Fprintln(e.Stderr, "mcp-hub reject:", err)
 			return ExitFail
 		}
-		fmt.Fprintf(e.Stdout, "Rejected %q: it will not run (remove it with mcp-hub remove %s).\n", name, name)
+		fmt.Fprintf(e.Stdout, "Rejected %q: it will not run (remove it with %s remove %s).\n", name, e.prog(), name)
 		return ExitOK
 	})
 }

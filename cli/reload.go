@@ -83,6 +83,7 @@ func (w *configWatcher) check(ctx context.Context) {
 	} else {
 		w.logger.Info("config reloaded", "file", file, "added", added, "removed", removed, "changed", changed)
 	}
+	logHubEntries(w.logger, next, w.last)
 	if !sameSettings(w.last, next) {
 		w.logger.Warn("settings other than servers changed in the config file; they take effect at the next start", "file", file)
 	}
@@ -119,5 +120,6 @@ func diffServers(a, b *config.Config) (added, removed, changed []string) {
 func sameSettings(a, b *config.Config) bool {
 	x, y := *a, *b
 	x.Servers, y.Servers = nil, nil
+	x.HubEntries, y.HubEntries = nil, nil
 	return reflect.DeepEqual(x, y)
 }

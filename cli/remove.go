@@ -24,7 +24,7 @@ func Remove(ctx context.Context, e *Env) int {
 			return removeBroken(ctx, e, st, b)
 		}
 		if err != nil {
-			lookupFailed(e.Stderr, "remove", name, err)
+			e.lookupFailed("remove", name, err)
 			return ExitFail
 		}
 		if err := st.Delete(ctx, name); err != nil {

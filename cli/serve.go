@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/config"
@@ -74,7 +75,12 @@ func Serve(ctx context.Context, e *Env) int {
 		fmt.Fprintln(e.Stderr, "mcp-hub:", err)
 		return ExitConfig
 	}
+	if n := hubsAbove(e.Environ); n >= maxHubsAbove {
+		fmt.Fprintln(e.Stderr, "mcp-hub:", tooDeep(n))
+		return ExitConfig
+	}
 	logger := newLogger(e.Stderr, cfg)
+	logHubEntries(logger, cfg, nil)
 	if cfg.Misplaced != "" {
 		logger.Warn("config file not read: mcp-hub reads <user config dir>/mcp-hub/hub.yaml", "file", cfg.Misplaced, "move_to", cfg.Missing)
 	}
@@ -98,6 +104,10 @@ func Serve(ctx context.Context, e *Env) int {
 	)
 	if cfg.HTTPListen != "" {
 		if ln, hopts, err = httpSetup(cfg, e.Stderr, logger); err != nil {
+			if addrInUse(err) {
+				fmt.Fprintf(e.Stderr, "mcp-hub: %v: %s\n", err, e.whoListens(ctx, cfg, cfg.HTTPListen))
+				return ExitFail
+			}
 			fmt.Fprintln(e.Stderr, "mcp-hub:", err)
 			return ExitConfig
 		}
@@ -175,7 +185,7 @@ func Serve(ctx context.Context, e *Env) int {
 	if serveStdio {
 		logger.Info("mcp-hub serving on stdio", "config", cfg.InEffect(), "store", st.Path(), "version", e.Build.version())
 		if isTerminal(e.Stdin) {
-			fmt.Fprint(e.Stderr, terminalHint)
+			fmt.Fprint(e.Stderr, terminalHint(e.prog()))
 		}
 		for _, s := range []any{e.Stdin, e.Stdout} {
 			if f, ok := s.(*os.File); ok {
@@ -218,18 +228,29 @@ func Serve(ctx context.Context, e *Env) int {
 }
 
 // terminalHint is what serve says on stderr when a person started it in a
-// terminal: stdout stays the MCP channel, stdin is where a client writes.
-const terminalHint = `
+// terminal (as prog): stdout stays the MCP channel, stdin is where a client
+// writes.
+func terminalHint(prog string) string {
+	var b strings.Builder
+	b.WriteString(`
 mcp-hub is an MCP server: it now waits for an MCP client to write JSON-RPC
 on its stdin, this terminal. Clients (Claude Desktop, Claude Code, Cursor,
 VS Code) start it themselves; press Ctrl-C to stop this one.
 To try it from a terminal:
-  mcp-hub doctor                         start every server once and say what fails
-  mcp-hub tools                          the merged tool catalog a client sees
-  mcp-hub serve --http 127.0.0.1:7411    serve over HTTP, for clients that connect by URL
-  mcp-hub help                           every command
-
-`
+`)
+	tw := tabwriter.NewWriter(&b, 0, 4, 4, ' ', 0)
+	for _, l := range [][2]string{
+		{"doctor", "start every server once and say what fails"},
+		{"tools", "the merged tool catalog a client sees"},
+		{"serve --http 127.0.0.1:7411", "serve over HTTP, for clients that connect by URL"},
+		{"help", "every command"},
+	} {
+		fmt.Fprintf(tw, "  %s %s\t%s\n", prog, l[0], l[1])
+	}
+	tw.Flush()
+	b.WriteString("\n")
+	return b.String()
+}
 
 // closeWithin closes the hub, giving up after limit. Close stops the
 // upstreams gracefully; killMargin before the limit every process of every

@@ -20,7 +20,7 @@ import (
 
 // NPMPackage is the npm package that launches the hub: npx -y NPMPackage.
 // Its sources are npm/cli; scripts/npm.sh builds it.
-const NPMPackage = "@mcp-hub/cli"
+const NPMPackage = clientconfig.NPMPackage
 
 // setupClients are the clients setup knows, by the name it takes, with
 // their clientconfig IDs.
@@ -44,7 +44,9 @@ The entry (named mcp-hub; --name) runs "npx -y ` + NPMPackage + `"
 (--launcher npx, the default when npm installed this binary) or this binary
 by its absolute path (--launcher path, the default otherwise), with the
 config file and data directory setup uses (when they are not the defaults)
-and the other config flags given to setup.
+and the other config flags given to setup. An entry that launches mcp-hub
+already, under any name, is the one updated (--name renames it): a second
+would make the client start two hubs.
 
 --move-servers imports the file's other servers into the hub, as mcp-hub
 import does (approved: a person running this is the approval), and removes
@@ -117,7 +119,15 @@ func Setup(ctx context.Context, e *Env) int {
 		fmt.Fprintln(e.Stderr, "Nothing was changed.")
 		return ExitFail
 	}
-	updated, err := clientconfig.SetServer(old, cc.Shape, *name, entry)
+	// The entry that launches mcp-hub already, whatever its name, is the
+	// hub's: it is updated (renamed when --name says so), never joined by
+	// a second one, which would make the client start two hubs.
+	existing, extraHubs := hubEntries(cc, *name, entry.Command)
+	target := *name
+	if existing != "" && !fs.Changed("name") {
+		target = existing
+	}
+	updated, err := setHubEntry(old, cc, existing, target, entry)
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "mcp-hub setup: %s: %v\nNothing was changed.\n", path, err)
 		return ExitFail
@@ -129,9 +139,9 @@ func Setup(ctx context.Context, e *Env) int {
 		var others []clientconfig.Entry
 		for _, en := range cc.Entries {
 			switch {
-			case en.Name == *name:
-			case launchesHub(en.Value):
-				fmt.Fprintf(e.Stdout, "%s: left in the file: it launches mcp-hub itself\n", en.Name)
+			case en.Name == target || en.Name == existing:
+			case launchesHub(en.Value) || slices.Contains(extraHubs, en.Name):
+				// Left in the file, said below.
 			default:
 				others = append(others, en)
 			}
@@ -153,8 +163,11 @@ func Setup(ctx context.Context, e *Env) int {
 		}
 	}
 
+	for _, n := range extraHubs {
+		fmt.Fprintf(e.Stdout, "%s: left in the file: it launches mcp-hub too, so %s starts two hubs; remove one of them\n", n, client.Name)
+	}
 	if existed && bytes.Equal(updated, old) {
-		fmt.Fprintf(e.Stdout, "%s is set up already: its entry %q launches the hub. Nothing was changed.\n", path, *name)
+		fmt.Fprintf(e.Stdout, "%s is set up already: its entry %q launches the hub. Nothing was changed.\n", path, target)
 		return code
 	}
 	if *dryRun {
@@ -168,11 +181,17 @@ func Setup(ctx context.Context, e *Env) int {
 		return ExitFail
 	}
 	fmt.Fprintf(e.Stdout, "%s: %s\n", client.Name, path)
-	fmt.Fprintf(e.Stdout, "  %q launches the hub: %s\n", *name, strings.Join(append([]string{entry.Command}, entry.Args...), " "))
+	fmt.Fprintf(e.Stdout, "  %q launches the hub: %s\n", target, strings.Join(append([]string{entry.Command}, entry.Args...), " "))
+	switch {
+	case existing != "" && existing != target:
+		fmt.Fprintf(e.Stdout, "  (it replaces %q, which launched mcp-hub)\n", existing)
+	case existing != "" && existing != *name:
+		fmt.Fprintf(e.Stdout, "  (the entry that launched mcp-hub already, updated: no second hub entry was added)\n")
+	}
 	if len(moved) > 0 {
 		fmt.Fprintf(e.Stdout, "  moved into the hub: %s\n", strings.Join(moved, ", "))
 	}
-	fmt.Fprintf(e.Stdout, "Backup: %s (mcp-hub setup %s --undo puts it back)\n", backup, fs.Arg(0))
+	fmt.Fprintf(e.Stdout, "Backup: %s (%s setup %s --undo puts it back)\n", backup, e.prog(), fs.Arg(0))
 	fmt.Fprintf(e.Stdout, "Restart %s to start the hub.\n", client.Name)
 	return code
 }
@@ -261,6 +280,9 @@ func (e *Env) hubEntry(flags *pflag.FlagSet, cfg *config.Config, client clientco
 		if err != nil {
 			return clientconfig.Server{}, fmt.Errorf("cannot find this binary's path (%v); use --launcher npx", err)
 		}
+		if goRunBuild(exe) {
+			return clientconfig.Server{}, fmt.Errorf("this binary is a temporary build of go run (%s), gone when it exits, so the client could not start it: build one (make build) and run ./bin/mcp-hub setup", exe)
+		}
 		command = exe
 	default:
 		return clientconfig.Server{}, fmt.Errorf(`--launcher %q: want "npx" or "path"`, launcher)
@@ -292,18 +314,15 @@ func (e *Env) hubEntry(flags *pflag.FlagSet, cfg *config.Config, client clientco
 func launchesHub(v any) bool {
 	m, _ := v.(map[string]any)
 	cmd, _ := m["command"].(string)
-	base := strings.ToLower(filepath.Base(filepath.ToSlash(cmd)))
-	base = strings.TrimSuffix(strings.TrimSuffix(base, ".exe"), ".cmd")
-	if base == "mcp-hub" {
-		return true
-	}
-	args, _ := m["args"].([]any)
-	for _, a := range args {
-		if s, ok := a.(string); ok && (s == NPMPackage || strings.HasPrefix(s, NPMPackage+"@")) {
-			return true
+	var args []string
+	list, _ := m["args"].([]any)
+	for _, a := range list {
+		if s, ok := a.(string); ok {
+			args = append(args, s)
 		}
 	}
-	return false
+	_, ok := clientconfig.LaunchesHub(cmd, args)
+	return ok
 }
 
 // movable returns the names of the entries of cc the hub holds now (or,
@@ -407,8 +426,8 @@ func (e *Env) setupUndo(ctx context.Context, cfg *config.Config, client clientco
 		fmt.Fprintf(e.Stdout, "Removed %s: there was none before setup (%s).\n", path, backup)
 	}
 	if also := e.stillInHub(ctx, cfg, path, prev); len(also) > 0 {
-		fmt.Fprintf(e.Stdout, "The hub keeps the servers it took: %s (%s lists them again; mcp-hub remove NAME drops one from the hub).\n",
-			strings.Join(also, ", "), client.Name)
+		fmt.Fprintf(e.Stdout, "The hub keeps the servers it took: %s (%s lists them again; %s remove NAME drops one from the hub).\n",
+			strings.Join(also, ", "), client.Name, e.prog())
 	}
 	fmt.Fprintf(e.Stdout, "Restart %s to load the file.\n", client.Name)
 	return ExitOK

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -34,6 +36,7 @@ func Status(ctx context.Context, e *Env) int {
 			return ExitFail
 		}
 		printSources(e.Stdout, cfg, st)
+		live := liveHubs(stats)
 		lines := map[string]string{}
 		for _, b := range broken {
 			lines[b.Name] = fmt.Sprintf("%s\t%s\t-\t-\t-\t%s\t-\n", b.Name, upstream.StateFailed, oneLine(probe.BrokenWhy(b)))
@@ -43,7 +46,7 @@ func Status(ctx context.Context, e *Env) int {
 			if en.Stale {
 				// Whatever a hub last reported, a hub started with this
 				// config does not run it.
-				lines[r.Spec.Name] = fmt.Sprintf("%s\t%s\t-\t-\t-\t%s\t-\n", r.Spec.Name, strings.ToUpper(probe.StalePrefix), "not defined by the config file in effect (mcp-hub list says more)")
+				lines[r.Spec.Name] = fmt.Sprintf("%s\t%s\t-\t-\t-\t%s\t-\n", r.Spec.Name, strings.ToUpper(probe.StalePrefix), "not defined by the config file in effect ("+e.prog()+" list says more)")
 				continue
 			}
 			state, tools, lastErr, reported := "-", "-", "", "never (no hub has run it)"
@@ -52,6 +55,12 @@ func Status(ctx context.Context, e *Env) int {
 				reported = fmt.Sprintf("%s ago by hub pid %d", e.now().Sub(s.ReportedAt).Round(time.Second), s.HubPID)
 				if !processAlive(s.HubPID) {
 					reported += " (no longer running)"
+					if len(live) > 0 {
+						// What a dead hub saw is not what the live one
+						// runs: it is not shown as the state.
+						state, tools, lastErr = "-", "-", ""
+						reported += fmt.Sprintf("; not reported by the running hub (pid %s) yet", strings.Join(live, ", "))
+					}
 				}
 			}
 			if r.Spec.Scope != upstream.ScopeShared && state != "-" {
@@ -67,15 +76,31 @@ func Status(ctx context.Context, e *Env) int {
 			}
 			if r.Approval != upstream.ApprovalApproved || !r.Approved() {
 				state = string(upstream.StatePending)
-				lastErr = "awaiting approval: mcp-hub approve " + r.Spec.Name
+				lastErr = "awaiting approval: " + e.prog() + " approve " + r.Spec.Name
 			}
-			login := loginWords(tokens, r.Spec.Name, upstream.State(state))
+			login := e.ours(loginWords(tokens, r.Spec.Name, upstream.State(state)))
 			lines[r.Spec.Name] = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Spec.Name, state, tools, r.ApprovalState(), login, oneLine(redact.Text(lastErr)), reported)
 		}
 		printRows(e.Stdout, "NAME\tSTATE\tTOOLS\tAPPROVAL\tLOGIN\tLAST ERROR\tREPORTED", lines)
 		printToolChanges(ctx, e, st)
 		return ExitOK
 	})
+}
+
+// liveHubs are the pids of the hubs that reported a status and still run.
+func liveHubs(stats map[string]persist.StoredStatus) []string {
+	var pids []int
+	for _, s := range stats {
+		if !slices.Contains(pids, s.HubPID) && processAlive(s.HubPID) {
+			pids = append(pids, s.HubPID)
+		}
+	}
+	slices.Sort(pids)
+	out := make([]string, len(pids))
+	for i, p := range pids {
+		out[i] = strconv.Itoa(p)
+	}
+	return out
 }
 
 // processAlive reports whether a process with this pid runs.

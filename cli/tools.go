@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"text/tabwriter"
 
 	"github.com/spf13/pflag"
@@ -42,6 +41,7 @@ func Tools(ctx context.Context, e *Env) int {
 			fmt.Fprintln(e.Stderr, "mcp-hub tools:", err)
 			return ExitFail
 		}
+		targets = append(targets, hubTargets(cfg)...)
 		p, err := runProbe(ctx, e, cfg, targets, st)
 		if err != nil {
 			fmt.Fprintln(e.Stderr, "mcp-hub tools:", err)
@@ -58,12 +58,13 @@ func Tools(ctx context.Context, e *Env) int {
 			}
 			return ExitOK
 		}
-		printTools(e.Stdout, rep)
+		printTools(e, rep)
 		return ExitOK
 	})
 }
 
-func printTools(w io.Writer, rep *probe.ToolsReport) {
+func printTools(e *Env, rep *probe.ToolsReport) {
+	w, prog := e.Stdout, e.prog()
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tUPSTREAM\tORIGINAL NAME")
 	for _, t := range rep.Tools {
@@ -93,14 +94,14 @@ func printTools(w io.Writer, rep *probe.ToolsReport) {
 		}
 	}
 	if len(missing) > 0 {
-		fmt.Fprintf(w, "\nNot in the catalog (mcp-hub doctor says more):\n")
+		fmt.Fprintf(w, "\nNot in the catalog (%s doctor says more):\n", prog)
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		for _, u := range missing {
 			state, why := string(u.State), u.Error
 			if u.NotRun != "" {
 				state, why = "not run", u.NotRun
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", u.Name, state, oneLine(why))
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", u.Name, state, oneLine(e.ours(why)))
 		}
 		tw.Flush()
 	}

@@ -111,7 +111,7 @@ func UI(ctx context.Context, e *Env) int {
 		} else if err := oauth.Browser(e.Stdout, getenvOf(e.Environ))(ctx, "the mcp-hub console", nil, link); err != nil {
 			fmt.Fprintf(e.Stdout, "(no browser opened: %v; open the URL yourself)\n", err)
 		}
-		fmt.Fprintln(e.Stdout, "The link works once, for 5 minutes; run mcp-hub ui again for another.")
+		fmt.Fprintf(e.Stdout, "The link works once, for 5 minutes; run %s ui again for another.\n", e.prog())
 	}
 	if base, err := runningHub(ctx, cfg); err == nil {
 		link, err := mintLink(ctx, cfg, base)

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/toolpolicy"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -61,8 +62,16 @@ type Config struct {
 	Auth     `koanf:"auth"`
 	Env      `koanf:"env"`
 
+	CodeMode   `koanf:"codeMode"`
+	ToolPolicy `koanf:"toolPolicy"`
+	// Policy is ToolPolicy parsed; nil when it allows every call.
+	Policy *toolpolicy.Policy `koanf:"-"`
+
 	// Servers are the upstreams the file declares, sorted by name.
 	Servers []Server `koanf:"-"`
+	// HubEntries are the file's entries that launch mcp-hub itself, those
+	// that run (among Servers) and those that do not; see [HubEntry].
+	HubEntries []HubEntry `koanf:"-"`
 }
 
 // CatalogSettings is the catalog section: how the tools of the upstreams
@@ -136,6 +145,24 @@ type HTTP struct {
 	HTTPMaxBodyBytes   int           `koanf:"maxBodyBytes" default:"16777216" doc:"largest request body; larger gets 413"`
 	HTTPReadHeader     time.Duration `koanf:"readHeaderTimeout" default:"5s" doc:"time a client has to send its request headers (slowloris protection)"`
 	HTTPBodyTimeout    time.Duration `koanf:"bodyTimeout" default:"30s" doc:"time a client has to send a request body"`
+}
+
+// CodeMode is the codeMode section: hub_run_code, the tool that runs a
+// model's JavaScript against the hub's tools. "codeMode: on" is short for
+// "codeMode: {mode: on}".
+type CodeMode struct {
+	CodeModeMode      string        `koanf:"mode" default:"off" enum:"off,on" doc:"on: every client gets hub_run_code; off: none does, unless the person at a client turns it on for their session (hub_enable_code_mode, with admin.tools on)"`
+	CodeTimeout       time.Duration `koanf:"timeout" default:"30s" doc:"wall time of one script, its tool calls included (time spent waiting for a person's answer is not counted)"`
+	CodeMemoryMiB     int           `koanf:"memoryLimit" default:"64" doc:"MiB of JavaScript heap one script may use; a script past it is stopped"`
+	CodeMaxCalls      int           `koanf:"maxCalls" default:"100" doc:"tool calls one script may make (its searchTools calls have a budget of the same size)"`
+	CodeMaxConcurrent int           `koanf:"maxConcurrent" default:"4" doc:"scripts the hub runs at once; one more gets a tool error"`
+}
+
+// ToolPolicy is the toolPolicy section: per tool, whether a call goes
+// ahead, asks the person first, or is refused (package toolpolicy).
+type ToolPolicy struct {
+	ToolPolicyDefault string            `koanf:"default" default:"allow" enum:"allow,ask,deny" doc:"what a call no rule matches gets"`
+	ToolPolicyRules   map[string]string `koanf:"rules" doc:"server/tool patterns (* globs) to allow, ask or deny, e.g. {\"*/delete_*\": deny, \"filesystem/write_*\": ask}; the most specific pattern wins"`
 }
 
 // Auth is the auth section: the HTTP front as an OAuth 2.1 resource server,
@@ -227,6 +254,7 @@ type serverEntry struct {
 	AllowSampling    *bool             `koanf:"allowSampling" default:"true" doc:"let it ask the calling client for an LLM completion (sampling/createMessage)"`
 	AllowElicitation *bool             `koanf:"allowElicitation" default:"true" doc:"let it ask the calling client's user for input (elicitation/create; never for secrets)"`
 	AllowRoots       *bool             `koanf:"allowRoots" default:"true" doc:"let it ask the calling client for its roots (roots/list)"`
+	Roots            []string          `koanf:"roots" doc:"the roots the hub gives it when it asks (roots/list) and no client session answers (it asks when no session waits on it, or the client has none): directories (absolute, or ~/…) or file:// URIs; none: an empty list"`
 	Trust            string            `koanf:"trust" enum:"pin,warn,off" default:"warn" doc:"a tool, prompt or resource template that differs from what was pinned (its first listing, or what a person approved since), or is new: pin quarantines it until mcp-hub approve, warn serves it with a log line and a flag, off checks nothing"`
 }
 

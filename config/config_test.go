@@ -139,7 +139,7 @@ func TestConfigErrors(t *testing.T) {
 		{"bad enum", "hub.yaml", "catalog:\n  policy: smart\n", []string{"catalog.policy", "expected one of merge, prefix", `"smart"`}},
 		{"args not a list", "hub.yaml", "mcpServers:\n  a:\n    command: x\n    args: -y\n", []string{"mcpServers.a.args", "expected a list of strings"}},
 		{"missing command", "hub.yaml", "mcpServers:\n  a:\n    cwd: /tmp\n", []string{"mcpServers.a.command", "required"}},
-		{"invalid server name", "hub.yaml", "mcpServers:\n  \"bad name\":\n    command: x\n", []string{"mcpServers.bad name", "must match"}},
+		{"invalid server name", "hub.yaml", "mcpServers:\n  \"bad name\":\n    command: x\n", []string{"mcpServers.bad name", `invalid name "bad name": it has a space; a name is made of letters, digits, '-' and '_' (at most 32, the first a letter or a digit)`}},
 		{"reserved server name", "hub.yaml", "mcpServers:\n  hub_admin:\n    command: x\n", []string{"reserved"}},
 		{"bad url", "hub.yaml", "mcpServers:\n  a:\n    url: ftp://x\n", []string{"mcpServers.a.url", "http or https"}},
 		{"json syntax", "hub.json", "{\"mcpServers\": {\"a\": {\"command\": \"x\",}}}", []string{"hub.json", "invalid character"}},
@@ -176,8 +176,8 @@ func TestConfigErrors(t *testing.T) {
 	})
 	t.Run("unknown env key", func(t *testing.T) {
 		_, err := loadConfig(parseFlags(t), []string{"MCP_HUB_CONFIG=" + writeFile(t, "e.yaml", ""), "MCP_HUB_LOG_LEVL=debug"})
-		if err == nil || !strings.Contains(err.Error(), "logLevl") {
-			t.Errorf("err = %v, want it to name logLevl", err)
+		if err == nil || !strings.Contains(err.Error(), "MCP_HUB_LOG_LEVL") {
+			t.Errorf("err = %v, want it to name MCP_HUB_LOG_LEVL", err)
 		}
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/knadh/koanf/v2"
 
+	"github.com/mcp-hub/mcp-hub/toolpolicy"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -67,6 +68,14 @@ func decodeDoc(file string, raw map[string]any) (*Config, error) {
 	for _, k := range foreignTopLevel {
 		delete(raw, k)
 	}
+	hubs := setAsideHubs(file, raw)
+	switch v := raw["codeMode"].(type) {
+	case string:
+		// codeMode: on
+		raw["codeMode"] = map[string]any{"mode": v}
+	case bool:
+		raw["codeMode"] = map[string]any{"mode": map[bool]string{true: "on", false: "off"}[v]}
+	}
 	if err := check(file, "", raw); err != nil {
 		return nil, err
 	}
@@ -79,6 +88,7 @@ func decodeDoc(file string, raw map[string]any) (*Config, error) {
 	}
 	c := &doc.Config
 	c.File = file
+	c.HubEntries = hubs
 	if c.HealthInterval == 0 {
 		c.HealthInterval = -1 // 0 in the file means never
 	}
@@ -97,10 +107,23 @@ func decodeDoc(file string, raw map[string]any) (*Config, error) {
 	if err := checkAuth(file, c); err != nil {
 		return nil, err
 	}
+	p, err := toolpolicy.New(c.ToolPolicyDefault, c.ToolPolicyRules)
+	if err != nil {
+		return nil, &Error{File: file, Key: "toolPolicy", Msg: err.Error()}
+	}
+	if !p.IsZero() {
+		c.Policy = p
+	}
+	if c.CodeTimeout <= 0 || c.CodeMemoryMiB <= 0 || c.CodeMaxCalls <= 0 || c.CodeMaxConcurrent <= 0 {
+		return nil, &Error{File: file, Key: "codeMode", Msg: "timeout, memoryLimit, maxCalls and maxConcurrent must be more than 0"}
+	}
 	for _, name := range slices.Sorted(maps.Keys(doc.MCPServers)) {
 		s, err := doc.MCPServers[name].server(file, name)
 		if err != nil {
 			return nil, err
+		}
+		if slices.ContainsFunc(hubs, func(h HubEntry) bool { return h.Name == name }) {
+			hideHubTools(&s.Spec)
 		}
 		if len(c.AllowedServerNames) > 0 && !slices.Contains(c.AllowedServerNames, name) {
 			return nil, &Error{File: file, Key: "mcpServers." + name,
@@ -369,7 +392,7 @@ func (e serverEntry) server(file, name string) (Server, error) {
 		CallTimeout: upstream.Duration(e.CallTimeout), IdleTimeout: upstream.Duration(e.IdleTimeout),
 		ProtocolVersion: e.ProtocolVersion, MaxInFlight: e.MaxInFlight,
 		Scope: upstream.Scope(e.Scope), MaxInstances: e.MaxInstances,
-		AllowSampling: e.AllowSampling, AllowElicitation: e.AllowElicitation, AllowRoots: e.AllowRoots,
+		AllowSampling: e.AllowSampling, AllowElicitation: e.AllowElicitation, AllowRoots: e.AllowRoots, Roots: e.Roots,
 		Trust: upstream.Trust(e.Trust),
 	}
 	switch {

@@ -74,3 +74,44 @@ func writeFileAt(t *testing.T, path, content string) string {
 	}
 	return path
 }
+
+// TestMarkerIsNoSetting (issue 29 item 2): the marker a hub puts in the
+// environment of its stdio upstreams (MCP_HUB_UPSTREAM) is no setting, so a
+// hub started by a hub loads its configuration; a variable that sets no key
+// is named as the variable, with the one meant.
+func TestMarkerIsNoSetting(t *testing.T) {
+	c, err := Load(Sources{Environ: []string{"MCP_HUB_UPSTREAM=1234.5678.1", "MCP_HUB_LOG_LEVEL=warn"}})
+	if err != nil || c.LogLevel != "warn" {
+		t.Errorf("with the marker set: %v (logLevel %q)", err, c.LogLevel)
+	}
+	for _, tt := range []struct{ env, want string }{
+		{"MCP_HUB_LOG_LEVL=debug", "config: environment variable MCP_HUB_LOG_LEVL sets no mcp-hub setting (did you mean MCP_HUB_LOG_LEVEL?)"},
+		{"MCP_HUB_CATALOG__POLICI=prefix", "config: environment variable MCP_HUB_CATALOG__POLICI sets no mcp-hub setting (did you mean MCP_HUB_CATALOG__POLICY?)"},
+		{"MCP_HUB_NOTHING_LIKE_IT=1", "config: environment variable MCP_HUB_NOTHING_LIKE_IT sets no mcp-hub setting"},
+	} {
+		if _, err := Load(Sources{Environ: []string{tt.env}}); err == nil || err.Error() != tt.want {
+			t.Errorf("%s: got %v, want %s", tt.env, err, tt.want)
+		}
+	}
+}
+
+// TestYAMLSyntaxPosition (issue 29 item 6): a YAML config file that does
+// not parse is reported at the line and column of the mistake, not where
+// the enclosing block began, with what usually causes it.
+func TestYAMLSyntaxPosition(t *testing.T) {
+	for _, tt := range []struct{ content, want string }{
+		{"mcpServers:\n  a:\n    command: x\n    args: [1]\n   env: {}\n",
+			"line 5, column 4: invalid YAML: value is not allowed in this context (it is indented 3 spaces, like no line above it: the keys of one map, and the items of one list, line up)"},
+		{"mcpServers:\n  a:\n    args:\n    - a\n   - b\n",
+			"line 5, column 4: invalid YAML: value is not allowed in this context (it is indented 3 spaces, like no line above it: the keys of one map, and the items of one list, line up)"},
+		{"mcpServers:\n  a:\n\tcommand: x\n", "line 3, column 1: invalid YAML: found character '\t' that cannot start any token (YAML indents with spaces; this line has a tab)"},
+		{"mcpServers:\n  a:\n    command: \"x\n    args: []\n", "line 3, column 14: invalid YAML: could not find end character of double-quoted text"},
+		{"mcpServers:\n  a:\n    command x\n    args: []\n", "line 3, column 5: invalid YAML: unexpected key name"},
+	} {
+		file := writeFile(t, "hub.yaml", tt.content)
+		_, err := Load(Sources{File: file})
+		if want := "config " + file + ": " + tt.want; err == nil || err.Error() != want {
+			t.Errorf("%q:\ngot  %v\nwant %s", tt.content, err, want)
+		}
+	}
+}

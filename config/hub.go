@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/mcp-hub/mcp-hub/catalog"
+	"github.com/mcp-hub/mcp-hub/codemode"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -38,6 +39,10 @@ func (c *Config) HubOptions(p HubParams) *hub.Options {
 		MaxToolOutputLength: c.MaxToolOutput,
 		AllowedServerNames:  c.AllowedServerNames,
 		Upstream:            c.UpstreamOptions(p.ProcessGroups),
+		ToolPolicy:          c.Policy,
+		CodeMode: hub.CodeModeOptions{Mode: hub.CodeMode(c.CodeModeMode), Limits: codemode.Limits{
+			Timeout: c.CodeTimeout, MemoryBytes: int64(c.CodeMemoryMiB) << 20, MaxCalls: c.CodeMaxCalls, MaxConcurrent: c.CodeMaxConcurrent,
+		}},
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	hint "github.com/mcp-hub/mcp-hub/internal/suggest"
 )
 
 // Kind is the type a config key holds.
@@ -163,31 +165,11 @@ func suggest(path string) string {
 			}
 		}
 		c := strings.Join(cand, ".")
-		if dist := editDistance(strings.ToLower(c), strings.ToLower(path)); dist < bestDist {
+		if dist := hint.Distance(strings.ToLower(c), strings.ToLower(path)); dist < bestDist {
 			best, bestDist = c, dist
 		}
 	}
 	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // flagKeys maps the command-line flags to the keys they set.

@@ -81,6 +81,15 @@ func TestKeysFromTags(t *testing.T) {
 		{"auth.adminScope", KindString, "mcp-hub:admin", nil},
 		{"env", KindSection, "", nil},
 		{"env.inherit", KindStrings, "[]", nil},
+		{"codeMode", KindSection, "", nil},
+		{"codeMode.mode", KindString, "off", []string{"off", "on"}},
+		{"codeMode.timeout", KindDuration, "30s", nil},
+		{"codeMode.memoryLimit", KindInt, "64", nil},
+		{"codeMode.maxCalls", KindInt, "100", nil},
+		{"codeMode.maxConcurrent", KindInt, "4", nil},
+		{"toolPolicy", KindSection, "", nil},
+		{"toolPolicy.default", KindString, "allow", []string{"allow", "ask", "deny"}},
+		{"toolPolicy.rules", KindStringMap, "", nil},
 		{"mcpServers", KindSection, "", nil},
 		{"mcpServers.*", KindSection, "", nil},
 		{"mcpServers.*.command", KindString, "", nil},
@@ -114,6 +123,7 @@ func TestKeysFromTags(t *testing.T) {
 		{"mcpServers.*.allowSampling", KindBool, "true", nil},
 		{"mcpServers.*.allowElicitation", KindBool, "true", nil},
 		{"mcpServers.*.allowRoots", KindBool, "true", nil},
+		{"mcpServers.*.roots", KindStrings, "", nil},
 		{"mcpServers.*.trust", KindString, "warn", []string{"pin", "warn", "off"}},
 	}
 	var got []key
@@ -148,6 +158,8 @@ admin: {tools: read-only, approval: auto}
 http: {listen: "127.0.0.1:1", token: "${T}", noAuth: true, allowRemote: true, allowedHosts: [h], allowedOrigins: [o],
        maxSessions: 16, sessionIdleTimeout: 17s, maxBodyBytes: 18, readHeaderTimeout: 19s, bodyTimeout: 20s}
 env: {inherit: [E]}
+codeMode: on
+toolPolicy: {default: allow, rules: {}}
 `)})
 	if err != nil {
 		t.Fatal(err)
@@ -159,9 +171,11 @@ env: {inherit: [E]}
 		Timeouts: Timeouts{s("3s"), s("4s"), s("5s"), s("6s")}, Limits: Limits{7, 8, 9, 21, 22},
 		Backoff: Reconnect{s("10s"), 1.5, s("11s"), 0.5, 12}, Health: Health{s("13s"), 14},
 		Security: Security{15, []string{"a"}}, Admin: Admin{"read-only", "auto"},
-		HTTP: HTTP{"127.0.0.1:1", "${T}", true, true, []string{"h"}, []string{"o"}, 16, s("17s"), 18, s("19s"), s("20s")},
-		Auth: Auth{AuthAdminScope: "mcp-hub:admin"},
-		Env:  Env{[]string{"E"}},
+		HTTP:       HTTP{"127.0.0.1:1", "${T}", true, true, []string{"h"}, []string{"o"}, 16, s("17s"), 18, s("19s"), s("20s")},
+		Auth:       Auth{AuthAdminScope: "mcp-hub:admin"},
+		Env:        Env{[]string{"E"}},
+		CodeMode:   CodeMode{"on", s("30s"), 64, 100, 4},
+		ToolPolicy: ToolPolicy{"allow", map[string]string{}},
 	}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)

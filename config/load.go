@@ -2,18 +2,22 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"unicode"
 
-	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/env/v2"
 	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/providers/posflag"
 	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
+
+	"github.com/mcp-hub/mcp-hub/internal/proc"
 )
 
 // Sources are where [Load] reads a configuration from. Every field is
@@ -50,7 +54,7 @@ func Load(src Sources) (*Config, error) {
 	cfgFile, missing, misplaced := "", "", ""
 	if path != "" {
 		if _, err := os.Stat(path); err == nil {
-			var parser koanf.Parser = yaml.Parser()
+			var parser koanf.Parser = yamlParser{}
 			if strings.EqualFold(filepath.Ext(path), ".json") {
 				parser = jsonParser{}
 			}
@@ -70,13 +74,18 @@ func Load(src Sources) (*Config, error) {
 			}
 		}
 	}
+	var unknownEnv []string // MCP_HUB_* variables that set no key
 	envProvider := env.Provider(".", env.Opt{
 		Prefix: "MCP_HUB_",
 		TransformFunc: func(name, value string) (string, any) {
-			if name == "MCP_HUB_CONFIG" {
-				return "", nil // names the file; not a key
+			if name == "MCP_HUB_CONFIG" || slices.Contains(notSettings, name) {
+				return "", nil // names the file, or marks a hub's child; not a key
 			}
 			key := envKey(name)
+			if _, ok := lookupKey(key); !ok {
+				unknownEnv = append(unknownEnv, name)
+				return "", nil
+			}
 			if k, ok := lookupKey(key); ok && k.Kind == KindStrings {
 				var list []any // lists come comma separated in the environment
 				for _, v := range splitList(value) {
@@ -90,6 +99,10 @@ func Load(src Sources) (*Config, error) {
 	})
 	if err := k.Load(envProvider, nil); err != nil {
 		return nil, &Error{Msg: "environment: " + err.Error()}
+	}
+	if len(unknownEnv) > 0 {
+		slices.Sort(unknownEnv)
+		return nil, unknownEnvError(unknownEnv[0])
 	}
 	if src.Flags != nil {
 		keys := flagKeys()
@@ -133,6 +146,39 @@ func DefaultFile() string {
 		return ""
 	}
 	return filepath.Join(dir, "mcp-hub", "hub.yaml")
+}
+
+// notSettings are MCP_HUB_* variables that are no setting: the marker the
+// hub puts in the environment of every stdio upstream it starts
+// (proc.MarkerVar), which a hub started by a hub (an upstream that is
+// mcp-hub) inherits and must not read as its configuration.
+var notSettings = []string{proc.MarkerVar}
+
+// unknownEnvError reports an MCP_HUB_* variable that names no key, with
+// the variable of the key closest to it.
+func unknownEnvError(name string) error {
+	msg := fmt.Sprintf("environment variable %s sets no mcp-hub setting", name)
+	if s := suggest(envKey(name)); s != "" {
+		msg += fmt.Sprintf(" (did you mean %s?)", envName(s))
+	}
+	return &Error{Msg: msg}
+}
+
+// envName is the variable that sets key: the inverse of envKey
+// (catalog.policy → MCP_HUB_CATALOG__POLICY, dataDir → MCP_HUB_DATA_DIR).
+func envName(key string) string {
+	var parts []string
+	for _, seg := range strings.Split(key, ".") {
+		var b strings.Builder
+		for i, r := range seg {
+			if unicode.IsUpper(r) && i > 0 {
+				b.WriteByte('_')
+			}
+			b.WriteRune(unicode.ToUpper(r))
+		}
+		parts = append(parts, b.String())
+	}
+	return "MCP_HUB_" + strings.Join(parts, "__")
 }
 
 // envKey turns MCP_HUB_CATALOG__POLICY into catalog.policy and

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // TestAdminArgsSchema: each admin tool's input schema is resolved by
@@ -45,7 +43,7 @@ func TestAdminArgsSchema(t *testing.T) {
 		{"hub_add_server", `{"name":"x","url":"https://h/mcp","oauth":{"redirectPort":70000}}`, "oauth.redirectPort: must be an integer from 0 to 65535"},
 		{"hub_add_server", `{"name":"x","url":"https://h/mcp","oauth":"c"}`, "oauth: must be an object"},
 		{"hub_add_server", `{"command":"y"}`, "name: required"},
-		{"hub_add_server", `{"name":"../x","command":"y"}`, `name: invalid name "../x": must match ` + upstream.NamePattern},
+		{"hub_add_server", `{"name":"../x","command":"y"}`, `name: invalid name "../x": it has '.', '/'; a name is made of letters, digits, '-' and '_' (at most 32, the first a letter or a digit)`},
 		{"hub_add_server", `{"name":"Hub_x","command":"y"}`, `name: invalid name "Hub_x": "hub" and names starting "hub_" are reserved for the hub`},
 		{"hub_add_server", `{"url":1,"command":2,"name":3}`, "command: must be a string"},
 		{"hub_add_server", `[1]`, "arguments must be an object"},

@@ -29,6 +29,10 @@ func (s *session) callTool(line []byte, m wire.Message) bool {
 		s.replyError(m.ID, jsonrpc.CodeInvalidParams, err.Error(), nil)
 		return true
 	}
+	if p.name == codeToolName && s.codeOn() {
+		s.runCode(m)
+		return true
+	}
 	e, ok := s.h.Catalog().Tool(p.name)
 	if !ok && s.h.settled() {
 		// The catalog looked at above may be the one before the rebuild
@@ -87,7 +91,17 @@ func (s *session) startCall(m wire.Message, p callParams, e catalog.Entry) {
 	if e.Original != p.name {
 		set = append(set, wire.Member{Key: "name", Value: wire.AppendString(nil, e.Original)})
 	}
-	s.forward(m, up, "tools/call", p.name, p.meta, set)
+	s.policyThen(m, e.Server, e.Original, func() []byte { return argsOf(m.Params) }, func() {
+		s.forward(m, up, "tools/call", p.name, p.meta, set)
+	})
+}
+
+// argsOf returns the arguments member of params, or {}.
+func argsOf(params []byte) []byte {
+	if a, err := wire.Get(params, "arguments"); err == nil && a != nil {
+		return a
+	}
+	return []byte(`{}`)
 }
 
 // forward sends a client request to an upstream and relays the outcome.
@@ -132,7 +146,7 @@ func (s *session) forward(m wire.Message, up *upstream.Upstream, method, label s
 	start := time.Now()
 	// Fast path: the upstream's reader goroutine delivers the reply
 	// straight to this session; no goroutine per call.
-	tag := &callRef{s: s, id: id}
+	tag := &callRef{s: s, id: s.relatedID(id)}
 	done := func(r upstream.Reply, err error) {
 		if err == nil && r.Error == nil && inputRequired(r.Result) {
 			// A 2026-07-28 upstream asks for client input: answer it

@@ -71,6 +71,10 @@ func (s *session) ownRawTool(m wire.Message, name string) bool {
 		s.searchTools(m)
 	case callToolName:
 		s.callUpstreamTool(m)
+	case codeToolName:
+		s.runCode(m)
+	case enableCodeToolName:
+		s.enableCodeMode(m)
 	default:
 		return false
 	}
@@ -261,5 +265,7 @@ func (s *session) callUpstreamTool(m wire.Message) {
 	if meta != nil && meta[0] != '{' {
 		meta = nil
 	}
-	s.forward(wire.Message{ID: m.ID, Method: "tools/call", Params: params}, up, "tools/call", tool, meta, nil)
+	s.policyThen(m, server, tool, func() []byte { return toolArgsRaw }, func() {
+		s.forward(wire.Message{ID: m.ID, Method: "tools/call", Params: params}, up, "tools/call", tool, meta, nil)
+	})
 }

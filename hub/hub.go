@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/catalog"
+	"github.com/mcp-hub/mcp-hub/codemode"
+	"github.com/mcp-hub/mcp-hub/toolpolicy"
 	"github.com/mcp-hub/mcp-hub/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -60,6 +62,12 @@ type Options struct {
 	// AllowedServerNames, when not empty, are the only upstream names the
 	// hub registers or runs, whoever asks.
 	AllowedServerNames []string
+	// ToolPolicy decides per tool whether a call goes ahead, asks the
+	// person first, or is refused (nil: every call goes ahead). It applies
+	// to direct calls, hub_call_tool and code-mode scripts alike.
+	ToolPolicy *toolpolicy.Policy
+	// CodeMode configures hub_run_code (off by default).
+	CodeMode CodeModeOptions
 	// Login logs in to an upstream in NEEDS_LOGIN through a client that
 	// supports URL elicitation (nil: clients are told to run mcp-hub
 	// login). See LoginFunc.
@@ -90,6 +98,7 @@ type Hub struct {
 	logs        upstreamLogs
 	adminWrites writeLimiter
 	metrics     *metrics
+	code        *codemode.Runner // runs hub_run_code's scripts
 	mgrOpts     upstream.Options // the manager's effective options
 	saveKick    chan struct{}    // capacity 1: wakes saveLoop
 	wg          sync.WaitGroup   // followStore, saveLoop
@@ -172,6 +181,20 @@ func New(opts *Options) (*Hub, error) {
 	if o.StorePoll <= 0 {
 		o.StorePoll = time.Second
 	}
+	switch o.CodeMode.Mode {
+	case "":
+		o.CodeMode.Mode = CodeModeOff
+	case CodeModeOff:
+	case CodeModeOn:
+		o.Instructions = joinInstructions(o.Instructions, codemode.Instructions(o.CodeMode.Limits))
+	default:
+		return nil, fmt.Errorf("code mode %q: must be on or off", o.CodeMode.Mode)
+	}
+	// A script's result obeys the output limit of any tool.
+	o.CodeMode.Limits.MaxResultChars = o.MaxToolOutputLength
+	if o.MaxToolOutputLength <= 0 {
+		o.CodeMode.Limits.MaxResultChars = max(o.MaxMessageBytes, 16<<20)
+	}
 	h := &Hub{
 		opts:     o,
 		logger:   o.Logger,
@@ -185,6 +208,7 @@ func New(opts *Options) (*Hub, error) {
 		changed:  make(chan struct{}),
 		saveKick: make(chan struct{}, 1),
 		metrics:  newMetrics(),
+		code:     codemode.NewRunner(o.CodeMode.Limits),
 	}
 	h.logs.level = noLevel
 	uo := o.Upstream
@@ -226,7 +250,7 @@ func New(opts *Options) (*Hub, error) {
 			Logging: &mcp.LoggingCapabilities{},
 		},
 	})
-	h.opts.Catalog.Own = append(h.registerAdminTools(), discoveryTools()...)
+	h.opts.Catalog.Own = append(append(h.registerAdminTools(), discoveryTools()...), h.codeTools()...)
 	h.cat.Store(&catalogState{cat: catalog.Build(nil, h.catalogOptions())})
 	go h.rebuildLoop()
 	return h, nil
@@ -567,4 +591,12 @@ func toolResultError(msg string) []byte {
 		"isError": true,
 	})
 	return b
+}
+
+// joinInstructions appends b to the instructions a, as a paragraph.
+func joinInstructions(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "\n\n" + b
 }

@@ -141,21 +141,27 @@ func sessionless(params []byte) bool {
 
 // end forgets a client request: it was answered (or cancelled, and gets no
 // answer), and its id is free again.
-func (s *session) end(key []byte) {
+func (s *session) end(key []byte) *call {
 	s.mu.Lock()
-	if c := s.inflight[string(key)]; c != nil {
+	c := s.inflight[string(key)]
+	if c != nil {
 		delete(s.inflight, string(key))
 		if c.sdk != 0 {
 			delete(s.sdkCalls, c.sdk)
 		}
 	}
 	s.mu.Unlock()
+	return c
 }
 
-// respond sends the answer to the client request id and frees the id.
+// respond sends the answer to the client request id and frees the id. The
+// answer of a code-mode script's inner request goes to the script.
 func (s *session) respond(id, data []byte) {
-	s.end(idKey(id))
-	_ = s.out.send(outMsg{data: data, respTo: id})
+	if c := s.end(idKey(id)); c != nil && c.sink != nil {
+		c.sink(data)
+	} else {
+		_ = s.out.send(outMsg{data: data, respTo: id})
+	}
 	s.settled()
 }
 

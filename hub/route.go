@@ -108,6 +108,10 @@ func (h *Hub) Request(c *upstream.Conn, id []byte, method string, params []byte,
 	a := attribute(c, origin)
 	if a.s == nil {
 		h.unattributed(c, method, a.sessions)
+		if method == "roots/list" && rootsAllowed(up) {
+			h.answerRoots(c, up, id, "no single client session waits on it") // roots.go
+			return
+		}
 		if a.sessions == 0 {
 			fail(jsonrpc.CodeInvalidRequest, "mcp-hub forwards %s only while the upstream serves a client's request, and upstream %q serves none", method, c.Name())
 		} else {
@@ -119,6 +123,10 @@ func (h *Hub) Request(c *upstream.Conn, id []byte, method string, params []byte,
 		return // the parked call's client is asked with its retry
 	}
 	if msg := a.s.mayAsk(up, method, params); msg != "" {
+		if method == "roots/list" && rootsAllowed(up) {
+			h.answerRoots(c, up, id, msg) // the client has no roots: roots.go
+			return
+		}
 		fail(jsonrpc.CodeInvalidRequest, "%s", msg)
 		return
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/era"
 	"github.com/mcp-hub/mcp-hub/internal/framing"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
+	"github.com/mcp-hub/mcp-hub/toolpolicy"
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,9 +39,11 @@ type session struct {
 	sdkOnce sync.Once
 	sdkErr  error
 
-	listed      atomic.Bool  // a tools/list was answered
-	logLevel    atomic.Int32 // the level the client set (noLevel: none)
-	initialized atomic.Bool  // an initialize was accepted (set under mu)
+	listed      atomic.Bool       // a tools/list was answered
+	codeMode    atomic.Bool       // the person turned code mode on for this session
+	grants      toolpolicy.Grants // tools the person allowed for the rest of the session
+	logLevel    atomic.Int32      // the level the client set (noLevel: none)
+	initialized atomic.Bool       // an initialize was accepted (set under mu)
 
 	// stateless is set for the one-request session of a 2026-07-28 client
 	// (stateless.go); nil for session-era clients.
@@ -87,6 +90,10 @@ type call struct {
 	cancelled  bool   // by the client
 	sdk        int64  // the id go-sdk knows it by; 0 when the hub answers it
 	initialize bool   // it is the session's initialize
+	// sink takes the answer of a code-mode script's inner request instead
+	// of the client (code.go); script is that script.
+	sink   func([]byte)
+	script *scriptRun
 }
 
 // newSession registers a session and connects go-sdk's server to it.
@@ -328,11 +335,20 @@ func (s *session) listTools(m wire.Message) {
 		id := m.ID
 		go func() {
 			s.h.waitSettled(s.ctx)
-			s.reply(id, s.h.Catalog().ToolsResult())
+			s.reply(id, s.toolsResult())
 		}()
 		return
 	}
-	s.reply(m.ID, s.h.Catalog().ToolsResult())
+	s.reply(m.ID, s.toolsResult())
+}
+
+// toolsResult is the catalog's tools/list result, with hub_run_code for a
+// session that turned code mode on.
+func (s *session) toolsResult() []byte {
+	if s.codeMode.Load() && s.h.opts.CodeMode.Mode != CodeModeOn {
+		return s.h.withCodeTool(s.h.Catalog().ToolsResult())
+	}
+	return s.h.Catalog().ToolsResult()
 }
 
 // reply, replyError and replyErrorObject answer the client request id

@@ -27,8 +27,16 @@ type Row struct {
 	Errors, Hints, Notes, StderrOut []string
 }
 
-// slowStart is how long a start may take before a hint says why.
+// slowStart is how long a start may take before a hint says why, at least:
+// a start that took less than half its initialize timeout is fine, however
+// busy the machine was, and gets no hint.
 const slowStart = 5 * time.Second
+
+// slow reports whether a start that took ready came close enough to the
+// initialize timeout to need a hint.
+func slow(ready, initTimeout time.Duration) bool {
+	return ready > slowStart && ready > initTimeout/2
+}
 
 // stderrLines is how many of the last stderr lines a failure shows.
 const stderrLines = 10
@@ -75,9 +83,10 @@ func Diagnose(r *Result, p *Report, cfg *config.Config) Row {
 		}
 		row.StderrOut = r.Stderr[max(0, len(r.Stderr)-stderrLines):]
 	}
+	initTimeout := pick(spec.InitTimeout.Std(), cfg.InitTimeout)
 	row.Hints = upstream.Hints(upstream.HintFacts{
-		Spec: spec, LastError: r.Status.LastError, Failed: !r.Connected(), Slow: r.Ready > slowStart,
-		NonJSON: r.NonJSON > 0, Stderr: r.Stderr, InitTimeout: pick(spec.InitTimeout.Std(), cfg.InitTimeout),
+		Spec: spec, LastError: r.Status.LastError, Failed: !r.Connected(), Slow: slow(r.Ready, initTimeout),
+		NonJSON: r.NonJSON > 0, Stderr: r.Stderr, InitTimeout: initTimeout,
 	})
 	loginRow(&row, r)
 

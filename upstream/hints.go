@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -69,7 +70,41 @@ func CommandHint(spec Spec) string {
 		return h
 	}
 	_, err := ResolveCommand(spec)
+	if h := wholeLineHint(spec, err); h != "" {
+		return h
+	}
 	return lookHint(spec, err)
+}
+
+// SplitCommand reports whether a stdio spec's command is a whole command
+// line ("npx -y @modelcontextprotocol/server-memory" in command) that names
+// no program, and returns the spec with the program alone in Command and
+// the words after it in front of Args.
+func SplitCommand(spec Spec) (Spec, bool) {
+	if spec.InferTransport() != TransportStdio || !strings.ContainsAny(strings.TrimSpace(spec.Command), " \t") {
+		return spec, false
+	}
+	if _, err := ResolveCommand(spec); err == nil {
+		return spec, false // a program whose path has a space
+	}
+	f := strings.Fields(spec.Command)
+	spec.Command, spec.Args = f[0], append(f[1:], spec.Args...)
+	return spec, true
+}
+
+// wholeLineHint is the hint for a command that holds its arguments too,
+// with the entry as it should be written (secret-looking arguments
+// masked); "" when it is no such command.
+func wholeLineHint(spec Spec, lookErr error) string {
+	split, ok := SplitCommand(spec)
+	if !ok || lookErr == nil {
+		return ""
+	}
+	argv := redact.Argv(append([]string{split.Command}, split.Args...))
+	cmd, _ := json.Marshal(argv[0])
+	args, _ := json.Marshal(argv[1:])
+	return fmt.Sprintf("the command %q is a whole command line, and no program has that name: the command is the program alone, its arguments go in args: \"command\": %s, \"args\": %s",
+		strings.Join(argv[:len(argv)-len(spec.Args)], " "), cmd, args)
 }
 
 // NoPackage reports whether spec runs a package runner (npx, uvx, …)
@@ -158,7 +193,9 @@ func Hints(f HintFacts) []string {
 	noPackage := ""
 	if spec.InferTransport() == TransportStdio {
 		_, lookErr := ResolveCommand(spec)
-		if h := lookHint(spec, lookErr); h != "" {
+		if h := wholeLineHint(spec, lookErr); h != "" {
+			out = append(out, h)
+		} else if h := lookHint(spec, lookErr); h != "" {
 			out = append(out, h)
 		}
 		noPackage = noPackageHint(spec, f.Stderr)

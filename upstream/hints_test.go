@@ -70,3 +70,54 @@ func TestCommandHint(t *testing.T) {
 		}
 	}
 }
+
+// TestValidNameInWords (issue 29 item 9): an invalid name is explained in
+// words, never with the pattern.
+func TestValidNameInWords(t *testing.T) {
+	rule := "a name is made of letters, digits, '-' and '_' (at most 32, the first a letter or a digit)"
+	for _, tt := range []struct{ name, want string }{
+		{"bad name", `invalid name "bad name": it has a space; ` + rule},
+		{"", `invalid name "": it is empty; ` + rule},
+		{"-x", `invalid name "-x": it starts with '-'; ` + rule},
+		{"a.b/c", `invalid name "a.b/c": it has '.', '/'; ` + rule},
+		{"notes-über", `invalid name "notes-über": it has 'ü'; ` + rule},
+		{strings.Repeat("a", 33), `invalid name "` + strings.Repeat("a", 33) + `": it has 33 characters; ` + rule},
+		{"hub_tools", `invalid name "hub_tools": "hub" and names starting "hub_" are reserved for the hub (its own tools are hub_*)`},
+	} {
+		if err := ValidName(tt.name); err == nil || err.Error() != tt.want {
+			t.Errorf("ValidName(%q) = %v\nwant %s", tt.name, err, tt.want)
+		}
+	}
+	if err := ValidName("my-notes_2"); err != nil {
+		t.Errorf("a valid name: %v", err)
+	}
+}
+
+// TestWholeCommandLine (issue 29 item 4): a command that holds its
+// arguments too is named so, with the entry as it should be written;
+// a program whose path has a space is no such command.
+func TestWholeCommandLine(t *testing.T) {
+	spec := Spec{Name: "memory", Command: "npx -y @modelcontextprotocol/server-memory"}
+	want := `the command "npx -y @modelcontextprotocol/server-memory" is a whole command line, and no program has that name: the command is the program alone, its arguments go in args: "command": "npx", "args": ["-y","@modelcontextprotocol/server-memory"]`
+	if h := CommandHint(spec); h != want {
+		t.Errorf("CommandHint:\ngot  %s\nwant %s", h, want)
+	}
+	if h := Hints(HintFacts{Spec: spec, LastError: "start: no such file", Failed: true}); len(h) == 0 || h[0] != want {
+		t.Errorf("Hints: %q", h)
+	}
+	secret := Spec{Name: "x", Command: "server --api-key sk-planted-secret-value", Args: []string{"--port", "1"}}
+	if h := CommandHint(secret); strings.Contains(h, "sk-planted") || !strings.Contains(h, `"args": ["--api-key","***","--port","1"]`) {
+		t.Errorf("a secret argument: %s", h)
+	}
+	dir := filepath.Join(t.TempDir(), "My Server")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(dir, "run server")
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := SplitCommand(Spec{Name: "x", Command: prog}); ok {
+		t.Errorf("a program with spaces in its path is split")
+	}
+}

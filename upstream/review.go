@@ -62,6 +62,10 @@ func (s *Spec) Review() string {
 		b.WriteString("\nrequests it may make of the client: ")
 		b.WriteString(p)
 	}
+	if len(s.Roots) > 0 {
+		b.WriteString("\nroots it is given when no client answers its roots/list: ")
+		b.WriteString(strings.Join(s.Roots, ", "))
+	}
 	if s.Trust != "" {
 		b.WriteString("\nchanged or new tools, prompts and resource templates: ")
 		b.WriteString(trustText[s.Trust])

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 )
@@ -173,6 +174,14 @@ type Spec struct {
 	AllowSampling    *bool `json:"allowSampling,omitempty"`
 	AllowElicitation *bool `json:"allowElicitation,omitempty"`
 	AllowRoots       *bool `json:"allowRoots,omitempty"`
+	// Roots are the hub's answer when the upstream asks for roots
+	// (roots/list) and no client session answers: when no session waits
+	// on it (a shared upstream, which many servers ask once when they
+	// start), or the session's client has no roots. Directories (absolute,
+	// or ~/…) or file:// URIs; none means an empty list. A server such as
+	// the filesystem server works in its roots instead of the directories
+	// of its arguments, so an approval covers them; see roots.go.
+	Roots []string `json:"roots,omitempty"`
 
 	// Trust says what happens when a tool, prompt or resource template it
 	// lists differs from the pinned one ([Registration.TrustPolicy]; empty:
@@ -226,12 +235,47 @@ func (d Duration) Std() time.Duration { return time.Duration(d) }
 // [NamePattern] and is not reserved for the hub ("hub" or "hub_…").
 func ValidName(name string) error {
 	if !nameRE.MatchString(name) {
-		return fmt.Errorf("invalid name %q: must match %s", name, NamePattern)
+		return fmt.Errorf("invalid name %q: %s; %s", name, nameFault(name), nameRule)
 	}
 	if strings.EqualFold(name, "hub") || strings.HasPrefix(strings.ToLower(name), "hub_") {
-		return fmt.Errorf("invalid name %q: \"hub\" and names starting \"hub_\" are reserved for the hub (names must match %s)", name, NamePattern)
+		return fmt.Errorf("invalid name %q: \"hub\" and names starting \"hub_\" are reserved for the hub (its own tools are hub_*)", name)
 	}
 	return nil
+}
+
+// nameRule is NamePattern in words.
+const nameRule = "a name is made of letters, digits, '-' and '_' (at most 32, the first a letter or a digit)"
+
+// nameFault says in words how name breaks NamePattern.
+func nameFault(name string) string {
+	if name == "" {
+		return "it is empty"
+	}
+	var bad []string
+	for _, r := range name {
+		if r < 0x80 && (r == '-' || r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') {
+			continue
+		}
+		var w string
+		switch r {
+		case ' ':
+			w = "a space"
+		case '\t':
+			w = "a tab"
+		default:
+			w = fmt.Sprintf("%q", r)
+		}
+		if !slices.Contains(bad, w) {
+			bad = append(bad, w)
+		}
+	}
+	switch {
+	case len(bad) > 0:
+		return "it has " + strings.Join(bad, ", ")
+	case name[0] == '-' || name[0] == '_':
+		return fmt.Sprintf("it starts with %q", name[0])
+	}
+	return fmt.Sprintf("it has %d characters", utf8.RuneCountInString(name))
 }
 
 // FieldError is a validation error that names the offending field.
@@ -367,6 +411,11 @@ func (s *Spec) Validate() error {
 	for i, p := range slices.Concat(s.Tools.Allow, s.Tools.Deny) {
 		if p == "" {
 			return fieldErr("tools", "empty pattern at position %d", i)
+		}
+	}
+	for i, r := range s.Roots {
+		if err := validRoot(r); err != nil {
+			return fieldErr(fmt.Sprintf("roots[%d]", i), "%v", err)
 		}
 	}
 	return nil

@@ -101,7 +101,7 @@ func TestExportRoundTrip(t *testing.T) {
 		}},
 		{"claude", "exported.json", claudeOnly, []string{
 			`left out "pending": not approved (pending)`,
-			`"files": not in the claude format: description, tools, initTimeout, listTimeout, callTimeout, idleTimeout, protocolVersion, start: eager, maxInFlight, scope, maxInstances, trust (--format yaml keeps them)`,
+			`"files": not in the claude format: description, tools, initTimeout, listTimeout, callTimeout, idleTimeout, protocolVersion, start: eager, maxInFlight, scope, maxInstances (--format yaml keeps them)`,
 			`"lazy": not in the claude format: start: lazy`,
 		}},
 	} {
@@ -113,6 +113,14 @@ func TestExportRoundTrip(t *testing.T) {
 			for _, w := range tt.wantStderr {
 				if !strings.Contains(stderr, w) {
 					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+			// Only settings someone changed are named (issue 29 item 9):
+			// legacy has the scope mcp-hub add gives, and none has a trust
+			// policy of its own.
+			for _, w := range []string{`"legacy": not in the claude format`, ", trust"} {
+				if strings.Contains(stderr, w) {
+					t.Errorf("stderr warns about a default: %q:\n%s", w, stderr)
 				}
 			}
 			if strings.Contains(stderr, "***") {

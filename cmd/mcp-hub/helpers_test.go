@@ -53,6 +53,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// The binary is on PATH, as an installed one is: its hints name it
+	// mcp-hub (TestHintsNameTheBinary runs it as ./mcp-hub too).
+	os.Setenv("PATH", filepath.Dir(hubBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

@@ -102,7 +102,7 @@ func TestImportClientConfigs(t *testing.T) {
 				reportLine("added", "filesystem", "run: npx -y @modelcontextprotocol/server-filesystem /Users/me/notes /Users/me/Desktop"),
 				reportLine("skipped", "memory", "line 13: defined again at line 28; clients use the last definition, which is imported"),
 				reportLine("added", "memory", "with environment variables: MEMORY_FILE_PATH"),
-				reportLine("skipped", "my notes", `line 17: invalid name "my notes": must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$; rename it (to "my-notes", say)`),
+				reportLine("skipped", "my notes", `line 17: invalid name "my notes": it has a space; a name is made of letters, digits, '-' and '_' (at most 32, the first a letter or a digit); rename it (to "my-notes", say)`),
 				reportLine("skipped", "hub_tools", `line 20: invalid name "hub_tools": "hub" and names starting "hub_" are reserved for the hub`),
 				regexp.MustCompile(`(?m)^Added 4, skipped 3, could not read 0\.`),
 			},

@@ -42,6 +42,7 @@ func main() {
 		Stdout:  os.Stdout,
 		Stderr:  os.Stderr,
 		Build:   hubcli.Build{Version: buildVersion, Commit: buildCommit},
+		Program: hubcli.ProgramName(os.Args[0]),
 	}))
 }
 

@@ -42,7 +42,11 @@ function binaryPath() {
   }
 }
 
-const child = spawn(binaryPath(), process.argv.slice(2), { stdio: 'inherit', windowsHide: true });
+// The binary names itself in the commands its hints show as argv[0] says:
+// how the person ran this launcher, npx or an installed mcp-hub.
+const argv0 = process.env.npm_command === 'exec' ? `npx -y ${require('../package.json').name}` : 'mcp-hub';
+
+const child = spawn(binaryPath(), process.argv.slice(2), { stdio: 'inherit', windowsHide: true, argv0 });
 
 // Signals this process gets go on to the binary, which shuts down (and stops
 // its upstream servers) on SIGINT and SIGTERM; this process waits for it.
