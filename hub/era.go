@@ -96,6 +96,12 @@ func (s *session) eraCaps(up *upstream.Upstream, ok bool) era.Caps {
 	if caps.RootsV2 != nil && allowed(spec.AllowRoots) {
 		c.Roots = true
 	}
+	if s.stateless == nil && ok && allowed(spec.AllowRoots) {
+		// The hub answers roots/list itself for a client that has no
+		// roots (the server's configured ones: roots.go), as it does
+		// for a session-era upstream.
+		c.Roots = true
+	}
 	return c
 }
 

@@ -63,6 +63,13 @@ func (s *session) fulfil(key, id []byte, up *upstream.Upstream, method, label st
 		var refusal string
 		for _, in := range reqs {
 			if refusal = s.mayAsk(up, in.Method, in.Params); refusal != "" {
+				if in.Method == "roots/list" && rootsAllowed(up) && s.cannot(in.Method, in.Params) != "" {
+					// The client has no roots: the server's configured
+					// ones (roots.go).
+					refusal = ""
+					answers = append(answers, wire.Member{Key: in.Key, Value: configuredRoots(up)})
+					continue
+				}
 				break
 			}
 			res, errObj, aerr := s.ask(fr, in.Method, in.Params, id, timeout)
