@@ -194,7 +194,7 @@ func (f *httpFront) awaitResponse(w http.ResponseWriter, r *http.Request, hs *ht
 		hs.mu.Unlock()
 		hs.touch()
 	}()
-	ev := &eventWriter{w: w, open: func() *eventLog { return hs.streamFor(p) }}
+	ev := &eventWriter{w: w, hs: hs, p: p}
 	event, flush := ev.event, ev.flush
 	for {
 		select {
@@ -235,10 +235,11 @@ type eventWriter struct {
 	flusher   http.Flusher
 	streaming bool // the response is an event stream
 	// log numbers the events of a resumable stream (a session-era POST's
-	// answer, see resume.go); open registers it when the answer turns
-	// into an event stream. Both nil: events carry no id.
-	log  *eventLog
-	open func() *eventLog
+	// answer, see resume.go); a POST (hs, p) registers its stream when the
+	// answer turns into one. All nil: events carry no id.
+	log *eventLog
+	hs  *httpSession
+	p   *postWait
 }
 
 // start turns the response into an event stream, with a priming event
@@ -258,8 +259,8 @@ func (e *eventWriter) start(priming bool) {
 // event stream first.
 func (e *eventWriter) event(data []byte) {
 	if !e.streaming {
-		if e.open != nil {
-			e.log = e.open()
+		if e.p != nil {
+			e.log = e.hs.streamFor(e.p)
 		}
 		e.start(true)
 	}

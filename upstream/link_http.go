@@ -163,26 +163,22 @@ func (l *streamLink) hasSession() bool {
 
 // post sends one message. A stateless-era message (its _meta names the
 // version) carries the version and the standard headers (Mcp-Method,
-// Mcp-Name, Mcp-Param-*) instead of the session's; every message names
-// its method in Mcp-Method.
-func (l *streamLink) post(ctx context.Context, msg []byte, m *wire.Message, version string) (*http.Response, error) {
+// Mcp-Name, Mcp-Param-*) instead of the session's.
+func (l *streamLink) post(ctx context.Context, msg []byte, method string, params []byte, version string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.url, bytes.NewReader(msg))
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	if replayable(m.Method) {
+	if replayable(method) {
 		// Lets net/http replay it on a keep-alive connection the server
 		// closed; never set for tools/call, which may not run twice.
 		req.Header.Set("Idempotency-Key", rand.Text())
 	}
 	l.headers(req.Header, version)
-	switch {
-	case era.IsStateless(version):
-		era.Headers(m.Method, m.Params, l.s.paramHeaders, req.Header.Set)
-	case m.Method != "":
-		req.Header.Set(era.HeaderMethod, m.Method)
+	if era.IsStateless(version) {
+		era.Headers(method, params, l.s.paramHeaders, req.Header.Set)
 	}
 	resp, err := do(l.client, req)
 	if err != nil {
@@ -212,7 +208,7 @@ func (l *streamLink) send(ctx context.Context, msg []byte) error {
 	}
 	ctx, done := linkCtx(ctx, l.ctx)
 	defer done()
-	resp, err := l.post(ctx, msg, &m, era.RequestVersion(m.Params))
+	resp, err := l.post(ctx, msg, m.Method, m.Params, era.RequestVersion(m.Params))
 	if err != nil {
 		if errors.Is(err, ErrUnreachable) {
 			l.s.fail(err)
@@ -271,7 +267,7 @@ func (l *streamLink) request(msg []byte, m wire.Message) {
 	} else {
 		l.awaitStandalone()
 	}
-	resp, err := l.post(ctx, msg, &m, version)
+	resp, err := l.post(ctx, msg, m.Method, m.Params, version)
 	if err != nil {
 		if ctx.Err() != nil {
 			return
@@ -443,7 +439,11 @@ func (l *streamLink) readPostStream(resp *http.Response, id []byte, deliver func
 	for attempt := 0; ; attempt++ {
 		lastID, retry = l.readEvents(resp.Body, lastID, retry, watch)
 		if gotReply {
-			resp.Body.Close() // the stream may stay open: no drain
+			if attempt == 0 {
+				drainClose(resp.Body) // a POST's stream ends with its answer: the connection is reused
+			} else {
+				resp.Body.Close() // a resumed stream may stay open: no drain
+			}
 			return
 		}
 		drainClose(resp.Body)

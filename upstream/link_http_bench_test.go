@@ -17,11 +17,15 @@ import (
 //
 //	go test -run '^$' -bench HTTPCall -benchmem ./upstream/
 func BenchmarkHTTPCall(b *testing.B) {
-	for _, reply := range []string{"sse", "json"} {
+	for _, reply := range []string{"sse", "json", "stateless"} {
 		b.Run(reply, func(b *testing.B) {
 			args := []string{"-only", "echo"}
-			if reply == "json" {
+			switch reply {
+			case "json":
 				args = append(args, "-json-response")
+			case "stateless":
+				// 2026-07-28: per-request _meta and headers, a POST per call.
+				args = append(args, "-era", "stateless")
 			}
 			url := startHTTPFixture(b, "http", args...)
 			m := NewManager(&Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), InitTimeout: 10 * time.Second})
