@@ -7,7 +7,7 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.buildVersion=$(VERSION) -X main.buildCommit=$(COMMIT)
 export CGO_ENABLED := 1
 
-.PHONY: build run test test-notice test-team conformance deps lint bench clean release npm release-check
+.PHONY: build run test test-notice test-team conformance deps lint bench eval-search clean release npm release-check
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/mcp-hub ./cmd/mcp-hub
@@ -64,6 +64,17 @@ lint:
 bench: deps
 	./scripts/npm-deps.sh bench
 	$(GO) run ./bench $(BENCHFLAGS)
+
+# The tool search measured offline (docs/BENCHMARKS.md, "Tool search"):
+# recall@1/3/5/10, MRR and nDCG@10 on mcpproxy-go's golden set beside its
+# baseline, ToolE hit@1/5 (all 20,614 single-tool queries) and multi-tool
+# recall@5, a 5,000-tool synthetic catalog (build, rebuild, memory, search
+# p50/p99), tools/list sizes in each catalog.expose mode and a search
+# against a hub-answered call. Reads ../shared/data/tool-retrieval (or
+# $$MCPHUB_SEARCH_DATA); make test holds the quality floors.
+eval-search:
+	MCPHUB_EVAL_SEARCH=1 $(GO) test -count=1 -v -run 'TestRetrievalQuality|TestSyntheticCatalog' ./toolsearch/
+	MCPHUB_EVAL_SEARCH=1 $(GO) test -count=1 -v -run 'TestSearchModeListSize|TestSearchCostVsHubCall' ./hub/
 
 # Release archives of every target this machine builds (Linux: linux-x64,
 # linux-arm64, windows-x64; macOS: darwin-x64, darwin-arm64) and SHA256SUMS,

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/toolpolicy"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -79,6 +80,11 @@ type Config struct {
 type CatalogSettings struct {
 	CatalogPolicy    string `koanf:"policy" flag:"catalog-policy" default:"merge" enum:"merge,prefix" doc:"merge: names unchanged, first upstream by name wins a collision; prefix: <server><separator><tool>"`
 	CatalogSeparator string `koanf:"separator" default:"__" doc:"separator of prefixed names ([A-Za-z0-9_-], 1-8 characters)"`
+	CatalogExpose    string `koanf:"expose" flag:"catalog-expose" default:"all" enum:"all,search,auto" doc:"all: tools/list holds every tool; search: only the hub's own tools (hub_search_tools finds the others, hub_call_tool calls them), alwaysExpose and those a session found and called; auto: search while the catalog holds more than searchAbove tools"`
+	// CatalogAlwaysExpose are exposed tool names or globs listed in search mode too.
+	CatalogAlwaysExpose []string `koanf:"alwaysExpose" doc:"tool names, or globs where * matches any run of characters, listed in search mode too (as the tools filters match)"`
+	CatalogSessionTools int      `koanf:"sessionTools" default:"20" doc:"in search mode, how many tools a session found and called join its own tools/list (least recently used go first)"`
+	CatalogSearchAbove  int      `koanf:"searchAbove" default:"60" doc:"expose auto: search mode while the catalog holds more upstream tools than this"`
 }
 
 // Timeouts is the timeouts section.
@@ -299,8 +305,8 @@ func (e *Error) Error() string {
 	if e.File != "" {
 		where = "config " + e.File
 	}
-	if e.Key != "" {
-		return fmt.Sprintf("%s: %s: %s", where, e.Key, e.Msg)
+	if e.Key != "" { // bounded: a key or value of the file may be a megabyte
+		return redact.Bound(fmt.Sprintf("%s: %s: %s", where, e.Key, e.Msg))
 	}
-	return fmt.Sprintf("%s: %s", where, e.Msg)
+	return redact.Bound(fmt.Sprintf("%s: %s", where, e.Msg))
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/catalog"
 	"github.com/mcp-hub/mcp-hub/codemode"
 	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/toolsearch"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -30,6 +31,7 @@ func (c *Config) HubOptions(p HubParams) *hub.Options {
 		Version:             p.Version,
 		Logger:              p.Logger,
 		Catalog:             catalog.Options{Policy: catalog.Policy(c.CatalogPolicy), Separator: c.CatalogSeparator},
+		Expose:              c.Exposure(),
 		FirstListWait:       fw,
 		MaxMessageBytes:     c.MaxMessageBytes,
 		Store:               p.Store,
@@ -44,6 +46,13 @@ func (c *Config) HubOptions(p HubParams) *hub.Options {
 			Timeout: c.CodeTimeout, MemoryBytes: int64(c.CodeMemoryMiB) << 20, MaxCalls: c.CodeMaxCalls, MaxConcurrent: c.CodeMaxConcurrent,
 		}},
 	}
+}
+
+// Exposure is which tools tools/list holds (the catalog section's expose
+// keys).
+func (c *Config) Exposure() toolsearch.Exposure {
+	return toolsearch.Exposure{Mode: toolsearch.Mode(c.CatalogExpose), Always: c.CatalogAlwaysExpose,
+		SessionTools: c.CatalogSessionTools, SearchAbove: c.CatalogSearchAbove}
 }
 
 // UpstreamOptions are the upstream manager's options (the hub sets its own

@@ -32,6 +32,10 @@ func TestKeysFromTags(t *testing.T) {
 		{"catalog", KindSection, "", nil},
 		{"catalog.policy", KindString, "merge", []string{"merge", "prefix"}},
 		{"catalog.separator", KindString, "__", nil},
+		{"catalog.expose", KindString, "all", []string{"all", "search", "auto"}},
+		{"catalog.alwaysExpose", KindStrings, "", nil},
+		{"catalog.sessionTools", KindInt, "20", nil},
+		{"catalog.searchAbove", KindInt, "60", nil},
 		{"firstListWait", KindDuration, "10s", nil},
 		{"configPoll", KindDuration, "1s", nil},
 		{"protocolVersion", KindString, upstream.DefaultProtocolVersion, nil},
@@ -145,7 +149,7 @@ func TestKeysReachTheStructs(t *testing.T) {
 logLevel: debug
 logFormat: json
 dataDir: /d
-catalog: {policy: prefix, separator: "--"}
+catalog: {policy: prefix, separator: "--", expose: search, alwaysExpose: [x*], sessionTools: 5, searchAbove: 7}
 firstListWait: 1s
 configPoll: 2s
 protocolVersion: "2025-06-18"
@@ -167,7 +171,7 @@ toolPolicy: {default: allow, rules: {}}
 	s := func(d string) time.Duration { v, _ := time.ParseDuration(d); return v }
 	want := &Config{
 		File: c.File, LogLevel: "debug", LogFormat: "json", DataDir: "/d",
-		CatalogSettings: CatalogSettings{"prefix", "--"}, FirstListWait: s("1s"), ConfigPoll: s("2s"), ProtocolVersion: "2025-06-18",
+		CatalogSettings: CatalogSettings{"prefix", "--", "search", []string{"x*"}, 5, 7}, FirstListWait: s("1s"), ConfigPoll: s("2s"), ProtocolVersion: "2025-06-18",
 		Timeouts: Timeouts{s("3s"), s("4s"), s("5s"), s("6s")}, Limits: Limits{7, 8, 9, 21, 22},
 		Backoff: Reconnect{s("10s"), 1.5, s("11s"), 0.5, 12}, Health: Health{s("13s"), 14},
 		Security: Security{15, []string{"a"}}, Admin: Admin{"read-only", "auto"},

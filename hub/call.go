@@ -87,6 +87,7 @@ func (s *session) startCall(m wire.Message, p callParams, e catalog.Entry) {
 		s.reply(m.ID, toolResultError(fmt.Sprintf("upstream %q of tool %q was removed", e.Server, p.name)))
 		return
 	}
+	s.usedTool(e.Name)
 	var set []wire.Member
 	if e.Original != p.name {
 		set = append(set, wire.Member{Key: "name", Value: wire.AppendString(nil, e.Original)})

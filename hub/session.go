@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/internal/framing"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
 	"github.com/mcp-hub/mcp-hub/toolpolicy"
+	"github.com/mcp-hub/mcp-hub/toolsearch"
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,6 +41,7 @@ type session struct {
 	sdkErr  error
 
 	listed      atomic.Bool       // a tools/list was answered
+	found       toolsearch.Recent // tools it found and called (search mode)
 	codeMode    atomic.Bool       // the person turned code mode on for this session
 	grants      toolpolicy.Grants // tools the person allowed for the rest of the session
 	logLevel    atomic.Int32      // the level the client set (noLevel: none)
@@ -342,13 +344,15 @@ func (s *session) listTools(m wire.Message) {
 	s.reply(m.ID, s.toolsResult())
 }
 
-// toolsResult is the catalog's tools/list result, with hub_run_code for a
-// session that turned code mode on.
+// toolsResult is the session's tools/list result (in search mode, its
+// own: search.go), with hub_run_code for a session that turned code mode
+// on.
 func (s *session) toolsResult() []byte {
+	res := s.toolsResultOf(s.h.cat.Load())
 	if s.codeMode.Load() && s.h.opts.CodeMode.Mode != CodeModeOn {
-		return s.h.withCodeTool(s.h.Catalog().ToolsResult())
+		return s.h.withCodeTool(res)
 	}
-	return s.h.Catalog().ToolsResult()
+	return res
 }
 
 // reply, replyError and replyErrorObject answer the client request id

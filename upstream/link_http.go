@@ -182,10 +182,7 @@ func (l *streamLink) post(ctx context.Context, msg []byte, method string, params
 	}
 	resp, err := do(l.client, req)
 	if err != nil {
-		if isDialError(err) {
-			return nil, fmt.Errorf("%w: %s", ErrUnreachable, redactErr(err))
-		}
-		return nil, errors.New(redactErr(err))
+		return nil, requestErr(err)
 	}
 	return resp, nil
 }
@@ -210,7 +207,7 @@ func (l *streamLink) send(ctx context.Context, msg []byte) error {
 	defer done()
 	resp, err := l.post(ctx, msg, m.Method, m.Params, era.RequestVersion(m.Params))
 	if err != nil {
-		if errors.Is(err, ErrUnreachable) {
+		if linkLost(err) {
 			l.s.fail(err)
 		}
 		return err
@@ -272,7 +269,7 @@ func (l *streamLink) request(msg []byte, m wire.Message) {
 		if ctx.Err() != nil {
 			return
 		}
-		if errors.Is(err, ErrUnreachable) {
+		if linkLost(err) {
 			l.s.fail(err)
 		}
 		l.s.abort(id, err)
@@ -504,10 +501,7 @@ func (l *streamLink) get(lastID string) (*http.Response, error) {
 	l.headers(req.Header, "")
 	resp, err := l.client.Do(req)
 	if err != nil {
-		if isDialError(err) {
-			return nil, fmt.Errorf("%w: %s", ErrUnreachable, redactErr(err))
-		}
-		return nil, errors.New(redactErr(err))
+		return nil, requestErr(err)
 	}
 	return resp, nil
 }
@@ -532,7 +526,7 @@ func (l *streamLink) standalone() {
 			if l.ctx.Err() != nil {
 				return
 			}
-			if errors.Is(err, ErrUnreachable) {
+			if linkLost(err) {
 				l.s.fail(err)
 				return
 			}

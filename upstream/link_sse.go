@@ -6,7 +6,6 @@ package upstream
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -57,10 +56,7 @@ func (l *sseLink) start(ctx context.Context) error {
 	select {
 	case r := <-ch:
 		if r.err != nil {
-			if isDialError(r.err) {
-				return fmt.Errorf("%w: %s", ErrUnreachable, redactErr(r.err))
-			}
-			return errors.New(redactErr(r.err))
+			return requestErr(r.err)
 		}
 		resp = r.resp
 	case <-ctx.Done():
@@ -147,12 +143,11 @@ func (l *sseLink) send(ctx context.Context, msg []byte) error {
 	setHeaders(req.Header, l.static)
 	resp, err := do(l.client, req)
 	if err != nil {
-		if isDialError(err) {
-			err = fmt.Errorf("%w: %s", ErrUnreachable, redactErr(err))
+		err = requestErr(err)
+		if linkLost(err) {
 			l.s.fail(err)
-			return err
 		}
-		return errors.New(redactErr(err))
+		return err
 	}
 	defer drainClose(resp.Body)
 	if resp.StatusCode == http.StatusNotFound {
