@@ -139,6 +139,15 @@ func Serve(ctx context.Context, e *Env) int {
 		}
 	}
 	ho := cfg.HubOptions(config.HubParams{Version: e.Build.version(), Logger: logger, Store: hubstore.Store{Store: st}, ProcessGroups: groups})
+	tracer, err := startTracing(ctx, e, cfg, logger)
+	if err != nil {
+		fmt.Fprintln(e.Stderr, "mcp-hub:", err)
+		return ExitConfig
+	}
+	// After the hub closed (deferred calls run last to first): its last
+	// spans ended, and are exported now.
+	defer stopTracing(tracer, logger)
+	ho.Tracer = tracer
 	oa := withOAuth(ho, st, logger, e.Environ, e.Build.version())
 	h, err := hub.New(ho)
 	if err != nil {

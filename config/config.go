@@ -56,12 +56,13 @@ type Config struct {
 	// Backoff is the reconnect schedule of upstreams.
 	Backoff Reconnect `koanf:"reconnect"`
 
-	Health   `koanf:"health"`
-	Security `koanf:"security"`
-	Admin    `koanf:"admin"`
-	HTTP     `koanf:"http"`
-	Auth     `koanf:"auth"`
-	Env      `koanf:"env"`
+	Health    `koanf:"health"`
+	Security  `koanf:"security"`
+	Admin     `koanf:"admin"`
+	HTTP      `koanf:"http"`
+	Auth      `koanf:"auth"`
+	Env       `koanf:"env"`
+	Telemetry `koanf:"telemetry"`
 
 	CodeMode   `koanf:"codeMode"`
 	ToolPolicy `koanf:"toolPolicy"`
@@ -188,6 +189,19 @@ func (a Auth) AuthEnabled() bool { return a.AuthIssuer != "" }
 // Env is the env section.
 type Env struct {
 	InheritEnv []string `koanf:"inherit" default:"[]" doc:"extra variables stdio upstreams inherit from the hub (besides PATH, HOME, USER, LANG, LC_*, TMPDIR, …)"`
+}
+
+// Telemetry is the telemetry section: where the hub exports its traces
+// (OpenTelemetry, OTLP). The standard OTEL_* variables take precedence
+// over it, and configure what it does not name.
+type Telemetry struct {
+	TelemetryEndpoint           string            `koanf:"endpoint" doc:"OTLP endpoint the hub exports traces to, as OTEL_EXPORTER_OTLP_ENDPOINT says it (http://collector:4318, or :4317 for grpc); empty: no traces, unless OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT names one"`
+	TelemetryProtocol           string            `koanf:"protocol" default:"http/protobuf" enum:"http/protobuf,grpc" doc:"OTLP protocol (OTEL_EXPORTER_OTLP_PROTOCOL takes precedence)"`
+	TelemetryHeaders            map[string]Source `koanf:"headers" doc:"headers sent with every export (a collector's API key); values may be \"${VAR}\" or \"file:<path>\""`
+	TelemetryServiceName        string            `koanf:"serviceName" default:"mcp-hub" doc:"service.name of the hub's spans (OTEL_SERVICE_NAME takes precedence)"`
+	TelemetryResourceAttributes map[string]string `koanf:"resourceAttributes" doc:"resource attributes such as deployment.environment (OTEL_RESOURCE_ATTRIBUTES takes precedence)"`
+	TelemetrySampler            string            `koanf:"sampler" enum:"always_on,always_off,traceidratio,parentbased_always_on,parentbased_always_off,parentbased_traceidratio" doc:"sampler, as OTEL_TRACES_SAMPLER (which takes precedence); empty: parentbased_always_on"`
+	TelemetrySamplerArg         string            `koanf:"samplerArg" doc:"sampler argument: the ratio of traceidratio samplers (0 to 1)"`
 }
 
 // InEffect names the config file in effect for people: its path, or

@@ -6,6 +6,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/catalog"
 	"github.com/mcp-hub/mcp-hub/codemode"
 	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/telemetry"
 	"github.com/mcp-hub/mcp-hub/toolsearch"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -85,4 +86,26 @@ func (c *Config) HubServers() []hub.ConfigServer {
 		out = append(out, hub.ConfigServer{Spec: s.Spec, Disabled: s.Disabled})
 	}
 	return out
+}
+
+// TelemetryConfig returns the telemetry section as package telemetry takes
+// it, with the header values resolved (lookup is os.LookupEnv in
+// production; it also reads the OTEL_* variables).
+func (c *Config) TelemetryConfig(version string, lookup func(string) (string, bool)) (telemetry.Config, error) {
+	tc := telemetry.Config{
+		Endpoint: c.TelemetryEndpoint, Protocol: c.TelemetryProtocol, ServiceName: c.TelemetryServiceName,
+		ResourceAttributes: c.TelemetryResourceAttributes, Sampler: c.TelemetrySampler, SamplerArg: c.TelemetrySamplerArg,
+		Version: version, Lookup: lookup,
+	}
+	for k, v := range c.TelemetryHeaders {
+		val, err := v.Resolve(lookup)
+		if err != nil {
+			return tc, &Error{File: c.File, Key: "telemetry.headers." + k, Msg: err.Error()}
+		}
+		if tc.Headers == nil {
+			tc.Headers = map[string]string{}
+		}
+		tc.Headers[k] = val
+	}
+	return tc, nil
 }

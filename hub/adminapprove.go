@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/mcp-hub/mcp-hub/telemetry"
 	"github.com/mcp-hub/mcp-hub/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -100,10 +101,21 @@ func (h *Hub) elicitApprover(req *mcp.CallToolRequest) approver {
 		if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
 			return pending, nil
 		}
+		var sp *telemetry.Span // the wait for the person, under the tool call's span
+		if req.Extra != nil {
+			sp = h.tracer.Under(req.Extra.Header, "approval wait", spec.Name)
+		}
 		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{
+			Meta:            sp.MetaMap(),
 			Message:         approvalMessage(spec, what, h.TakeoverNote(ctx, upstream.Registration{Spec: spec})),
 			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
 		})
+		if sp != nil {
+			if err == nil && (res.Action == "accept" || res.Action == "decline" || res.Action == "cancel") {
+				sp.SetString("mcp_hub.approval.action", res.Action)
+			}
+			sp.Finish(err)
+		}
 		if err != nil {
 			// The client claimed elicitation but could not do it: fall back
 			// to the terminal.

@@ -151,7 +151,7 @@ func (f *httpFront) streamablePost(w http.ResponseWriter, r *http.Request, sid s
 	}
 	defer hs.end() // newHTTPSession began the first request
 	if !m.IsRequest() {
-		hs.s.handle(body)
+		hs.s.handleWith(body, r.Header)
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -171,7 +171,7 @@ func (f *httpFront) streamablePost(w http.ResponseWriter, r *http.Request, sid s
 	}
 	hs.pending[key] = p
 	hs.mu.Unlock()
-	hs.s.handle(body)
+	hs.s.handleWith(body, r.Header)
 	f.awaitResponse(w, r, hs, key, p)
 }
 
@@ -442,6 +442,6 @@ func (f *httpFront) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hs.touch()
-	hs.s.handle(body)
+	hs.s.handleWith(body, r.Header)
 	w.WriteHeader(http.StatusAccepted)
 }

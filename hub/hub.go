@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/catalog"
 	"github.com/mcp-hub/mcp-hub/codemode"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
+	"github.com/mcp-hub/mcp-hub/telemetry"
 	"github.com/mcp-hub/mcp-hub/toolpolicy"
 	"github.com/mcp-hub/mcp-hub/toolsearch"
 	"github.com/mcp-hub/mcp-hub/upstream"
@@ -78,6 +79,9 @@ type Options struct {
 	// supports URL elicitation (nil: clients are told to run mcp-hub
 	// login). See LoginFunc.
 	Login LoginFunc
+	// Tracer traces requests through the hub (package telemetry); nil:
+	// tracing is off.
+	Tracer *telemetry.Tracer
 }
 
 // Hub is an MCP server that serves the merged catalog of its upstreams. It
@@ -104,14 +108,15 @@ type Hub struct {
 	logs        upstreamLogs
 	adminWrites writeLimiter
 	metrics     *metrics
-	code        *codemode.Runner // runs hub_run_code's scripts
-	mgrOpts     upstream.Options // the manager's effective options
-	saveKick    chan struct{}    // capacity 1: wakes saveLoop
-	wg          sync.WaitGroup   // followStore, saveLoop
-	starting    atomic.Bool      // Start is running: not ready
-	reconcileMu sync.Mutex       // serializes reconcile
-	pins        pinState         // tool pins and what they hold back
-	digests     digestKey        // the key of the digests approvals are bound to
+	tracer      *telemetry.Tracer // nil: tracing is off
+	code        *codemode.Runner  // runs hub_run_code's scripts
+	mgrOpts     upstream.Options  // the manager's effective options
+	saveKick    chan struct{}     // capacity 1: wakes saveLoop
+	wg          sync.WaitGroup    // followStore, saveLoop
+	starting    atomic.Bool       // Start is running: not ready
+	reconcileMu sync.Mutex        // serializes reconcile
+	pins        pinState          // tool pins and what they hold back
+	digests     digestKey         // the key of the digests approvals are bound to
 	// statelessAsks are the requests the hub sent stateless clients, by
 	// raw id, to the session that waits for the answer.
 	statelessAsks sync.Map
@@ -224,6 +229,7 @@ func New(opts *Options) (*Hub, error) {
 		changed:  make(chan struct{}),
 		saveKick: make(chan struct{}, 1),
 		metrics:  newMetrics(),
+		tracer:   o.Tracer,
 		code:     codemode.NewRunner(o.CodeMode.Limits),
 	}
 	h.logs.level = noLevel

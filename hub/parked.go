@@ -195,7 +195,7 @@ func (s *session) resumeParked(m wire.Message, state string, p *parkedCall) {
 	p.mu.Unlock()
 	s.h.parked.Delete(state)
 	if err := c.Respond(s.ctx, id, answer, nil); err != nil {
-		s.finish(idKey(m.ID), m.ID, p.up, p.method, p.label, nil, upstream.Reply{}, fmt.Errorf("answer the upstream's request: %w", err), p.start)
+		s.finish(idKey(m.ID), m.ID, p.up, p.method, p.label, nil, upstream.Reply{}, fmt.Errorf("answer the upstream's request: %w", err), p.start, nil)
 		return
 	}
 	select {
@@ -208,7 +208,7 @@ func (s *session) resumeParked(m wire.Message, state string, p *parkedCall) {
 			s.reply(m.ID, s.h.parkAsk(p, ev.conn, ev.reqID, ev.method, ev.params))
 			return
 		}
-		s.finish(idKey(m.ID), m.ID, p.up, p.method, p.label, nil, ev.r, ev.err, p.start)
+		s.finish(idKey(m.ID), m.ID, p.up, p.method, p.label, nil, ev.r, ev.err, p.start, nil)
 	case <-s.done:
 	}
 }

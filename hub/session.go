@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/era"
 	"github.com/mcp-hub/mcp-hub/internal/framing"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
+	"github.com/mcp-hub/mcp-hub/telemetry"
 	"github.com/mcp-hub/mcp-hub/toolpolicy"
 	"github.com/mcp-hub/mcp-hub/toolsearch"
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
@@ -92,6 +94,9 @@ type call struct {
 	cancelled  bool   // by the client
 	sdk        int64  // the id go-sdk knows it by; 0 when the hub answers it
 	initialize bool   // it is the session's initialize
+	// span is the request's server span (nil: tracing is off); whoever
+	// removes the call from inflight ends it.
+	span *telemetry.Span
 	// sink takes the answer of a code-mode script's inner request instead
 	// of the client (code.go); script is that script.
 	sink   func([]byte)
@@ -248,7 +253,12 @@ func (s *session) settled() {
 }
 
 // handle dispatches one inbound message.
-func (s *session) handle(line []byte) {
+func (s *session) handle(line []byte) { s.handleWith(line, nil) }
+
+// handleWith dispatches one inbound message that came in an HTTP request
+// with headers h (nil: none), whose W3C trace context a request's span
+// continues when its _meta has none.
+func (s *session) handleWith(line []byte, h http.Header) {
 	m, err := wire.Parse(line)
 	if err != nil {
 		code := int64(jsonrpc.CodeParseError)
@@ -260,7 +270,7 @@ func (s *session) handle(line []byte) {
 	}
 	switch {
 	case m.IsRequest():
-		if !s.accept(m) {
+		if !s.accept(m, h) {
 			return
 		}
 		switch m.Method {
@@ -296,10 +306,14 @@ func (s *session) handle(line []byte) {
 // Request): a null id, an id in use by a request still in flight, a request
 // before initialize (but ping, and server/discover and sessionless requests
 // of 2026-07-28 clients, which go-sdk answers), a second initialize.
-func (s *session) accept(m wire.Message) bool {
+func (s *session) accept(m wire.Message, h http.Header) bool {
 	if isNull(m.ID) {
 		s.refuse(m.ID, jsonrpc.CodeInvalidRequest, "invalid request: id must be a string or a number, not null")
 		return false
+	}
+	c := &call{id: m.ID}
+	if s.h.tracer != nil {
+		c.span = s.serverSpan(m, h)
 	}
 	gate := needsInit
 	switch {
@@ -314,17 +328,20 @@ func (s *session) accept(m wire.Message) bool {
 		_ = s.out.send(outMsg{data: wire.AppendError(nil, m.ID, codeUnsupportedProtocolVersion,
 			"unsupported protocol version: this transport serves the session-era protocol (initialize first)",
 			era.UnsupportedVersionData(legacyVersions, metaVersion(m.Params))), respTo: m.ID})
+		c.span.End(telemetry.Outcome{Code: codeUnsupportedProtocolVersion})
 		return false
 	case !s.initialized.Load() && sessionless(m.Params):
 		gate = anytime
 	}
-	err := s.begin(idKey(m.ID), &call{id: m.ID}, gate)
+	err := s.begin(idKey(m.ID), c, gate)
 	switch {
 	case err == nil:
 		return true
 	case errors.Is(err, errClosed):
+		c.span.End(telemetry.Outcome{Error: "session_closed"})
 	default:
 		s.refuse(m.ID, jsonrpc.CodeInvalidRequest, err.Error())
+		c.span.End(telemetry.Outcome{Code: jsonrpc.CodeInvalidRequest})
 	}
 	return false
 }
@@ -359,16 +376,20 @@ func (s *session) toolsResult() []byte {
 // (and free the id).
 func (s *session) reply(id, result []byte) {
 	buf := make([]byte, 0, len(result)+len(id)+40)
-	s.respond(id, wire.AppendResult(buf, id, result))
+	s.respond(id, wire.AppendResult(buf, id, result), 0)
 }
 
 func (s *session) replyError(id []byte, code int64, msg string, data []byte) {
-	s.respond(id, wire.AppendError(nil, id, code, msg, data))
+	s.respond(id, wire.AppendError(nil, id, code, msg, data), code)
 }
 
 func (s *session) replyErrorObject(id, errObj []byte) {
 	buf := make([]byte, 0, len(errObj)+len(id)+40)
-	s.respond(id, wire.AppendErrorObject(buf, id, errObj))
+	var code int64
+	if s.h.tracer != nil {
+		code = rpcErrorCode(errObj)
+	}
+	s.respond(id, wire.AppendErrorObject(buf, id, errObj), code)
 }
 
 // notify sends a notification; related is the client request it belongs to
@@ -448,6 +469,7 @@ func (s *session) close() {
 		s.mu.Unlock()
 		s.cancel()
 		close(s.done)
+		s.endSpans()
 		s.h.removeSession(s)
 		if ss := s.ss.Load(); ss != nil {
 			_ = ss.Close()

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/redirect"
+	"github.com/mcp-hub/mcp-hub/telemetry"
 )
 
 // maxRetryAfter caps how long the hub honours an upstream's Retry-After.
@@ -45,6 +46,11 @@ func newHTTPClient(headers map[string]string, logger *slog.Logger) *http.Client 
 		return retryBackoff(min, max, attempt+1, resp) // attempt 0 was firstTry's wait
 	}
 	rc.ErrorHandler = retryablehttp.PassthroughErrorHandler
+	rc.RequestLogHook = func(_ retryablehttp.Logger, r *http.Request, attempt int) {
+		if attempt > 0 { // attempt 0 of the retry client is firstTry's retry
+			telemetry.FromContext(r.Context()).Retry("retry")
+		}
+	}
 	rc.Logger = retryLogger{logger}
 	// A retry hands a redirect back as it is, to be followed (or refused)
 	// by the client below, by the same rule as a first attempt's.
@@ -85,6 +91,7 @@ func (t firstTry) RoundTrip(r *http.Request) (*http.Response, error) {
 		drainClose(resp.Body)
 	}
 	t.logger.Debug("http: retrying request", "request", desc, "timeout", wait, "remaining", maxAttempts-1)
+	telemetry.FromContext(r.Context()).Retry(retryReason(resp))
 	if !sleepCtx(r.Context(), wait) {
 		return nil, r.Context().Err()
 	}
@@ -277,4 +284,13 @@ func readBody(resp *http.Response, max int) ([]byte, error) {
 	}()
 	_, err := buf.ReadFrom(io.LimitReader(resp.Body, limit))
 	return bytes.Clone(buf.Bytes()), err
+}
+
+// retryReason says why a request is sent again, for its span: the status
+// that asked for it, or a failed dial (resp is then nil).
+func retryReason(resp *http.Response) string {
+	if resp == nil {
+		return "connection refused"
+	}
+	return "HTTP " + strconv.Itoa(resp.StatusCode)
 }

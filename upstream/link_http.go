@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/era"
 	"github.com/mcp-hub/mcp-hub/internal/framing"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
+	"github.com/mcp-hub/mcp-hub/telemetry"
 )
 
 type httpOptions struct {
@@ -180,6 +181,7 @@ func (l *streamLink) post(ctx context.Context, msg []byte, method string, params
 	if era.IsStateless(version) {
 		era.Headers(method, params, l.s.paramHeaders, req.Header.Set)
 	}
+	telemetry.FromContext(ctx).SetHeaders(req.Header)
 	resp, err := do(l.client, req)
 	if err != nil {
 		return nil, requestErr(err)
@@ -198,7 +200,8 @@ func (l *streamLink) send(ctx context.Context, msg []byte) error {
 	if m.IsRequest() {
 		// The answer may take as long as the tool runs; post in the
 		// background. Failures come back as a failure of this request.
-		if !l.spawn(func() { l.request(msg, m) }) {
+		sp := telemetry.FromContext(ctx)
+		if !l.spawn(func() { l.request(sp, msg, m) }) {
 			return ErrClosed
 		}
 		return nil
@@ -246,8 +249,9 @@ func (l *streamLink) cancelPost(params []byte) bool {
 	return ok
 }
 
-// request posts a request and delivers everything that comes back for it.
-func (l *streamLink) request(msg []byte, m wire.Message) {
+// request posts a request and delivers everything that comes back for it;
+// sp is the request's span (nil: not traced).
+func (l *streamLink) request(sp *telemetry.Span, msg []byte, m wire.Message) {
 	id := m.ID
 	version := era.RequestVersion(m.Params)
 	stateless := era.IsStateless(version)
@@ -264,7 +268,7 @@ func (l *streamLink) request(msg []byte, m wire.Message) {
 	} else {
 		l.awaitStandalone()
 	}
-	resp, err := l.post(ctx, msg, m.Method, m.Params, version)
+	resp, err := l.post(telemetry.ContextWith(ctx, sp), msg, m.Method, m.Params, version)
 	if err != nil {
 		if ctx.Err() != nil {
 			return

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/mcp-hub/mcp-hub/internal/wire"
+	"github.com/mcp-hub/mcp-hub/telemetry"
 )
 
 // sseLink speaks the legacy HTTP+SSE transport (2024-11-05): one GET stream
@@ -141,6 +142,7 @@ func (l *sseLink) send(ctx context.Context, msg []byte) error {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	setHeaders(req.Header, l.static)
+	telemetry.FromContext(ctx).SetHeaders(req.Header)
 	resp, err := do(l.client, req)
 	if err != nil {
 		err = requestErr(err)
