@@ -240,13 +240,14 @@ func TestCodeMode(t *testing.T) {
 			entries, _ = h.opts.Store.(testStore).AuditLog(context.Background(), "", 0)
 			return entries[len(entries)-1].Action == "code-done"
 		})
-		var run, done int
+		var run, done, hashed int
+		hash := `"sha256":"` + codemode.Hash(`return callTool("a", "pid").isError`) + `"`
 		for _, e := range entries {
 			switch e.Action {
 			case "code-run":
 				run++
-				if !strings.Contains(string(e.Detail), `"sha256":"`+codemode.Hash(`return callTool("a", "pid").isError`)) && run == 1 {
-					continue
+				if strings.Contains(string(e.Detail), hash) {
+					hashed++
 				}
 			case "code-done":
 				done++
@@ -260,6 +261,9 @@ func TestCodeMode(t *testing.T) {
 		}
 		if run < 15 || done != run {
 			t.Errorf("%d code-run and %d code-done entries", run, done)
+		}
+		if hashed != 2 { // the second script of "ask once…" and the one of "allowed for the session"
+			t.Errorf("%d code-run entries name the script's hash, want 2", hashed)
 		}
 	})
 	noScriptGoroutines(t)
