@@ -110,6 +110,20 @@ func TestNoCallAfterTheEnd(t *testing.T) {
 	}
 }
 
+// TestNoCallAfterTheResult: promise jobs a script leaves behind run in the
+// drain that settles its result; once it is settled, they send nothing.
+func TestNoCallAfterTheResult(t *testing.T) {
+	h := &recordHost{}
+	res, err := runBounded(t, context.Background(), Limits{}, h,
+		`callTool("a", "before"); Promise.resolve().then(() => Promise.resolve()).then(() => Promise.resolve()).then(() => { callTool("a", "after") }); return 1`)
+	if err != nil || string(res.Value) != "1" {
+		t.Fatalf("res %v, err %v", res, err)
+	}
+	if len(h.seen) != 1 || h.seen[0] != "a|before|{}" {
+		t.Errorf("the host saw %q", h.seen)
+	}
+}
+
 // TestStopCannotBeOutlived: when the host stops the script (the person
 // declined one of its calls), no later call reaches the host, however the
 // script hides from the interrupt.

@@ -455,13 +455,17 @@ func (st *state) search(args []any) (any, error) {
 }
 
 // ended answers a host function called after the script's time ran out
-// or it was cancelled ("" while it runs): the interrupt is on its way, and
-// nothing more leaves the sandbox meanwhile.
+// or it was cancelled (the interrupt is on its way), or after it settled
+// its result (a promise job it left behind runs in the same drain): nothing
+// more leaves the sandbox then. It returns "" while the script runs.
 func (st *state) ended() string {
-	if st.ctx.Err() == nil {
-		return ""
+	switch {
+	case st.finished:
+		return answerError(0, "code mode: the script has settled its result: nothing more is sent", nil)
+	case st.ctx.Err() != nil:
+		return answerError(0, "code mode: the script was stopped", nil)
 	}
-	return answerError(0, "code mode: the script was stopped", nil)
+	return ""
 }
 
 func (st *state) log(args []any) (any, error) {
