@@ -343,24 +343,8 @@ func (s *session) inner(ctx context.Context, run *scriptRun, params []byte, hand
 	case d := <-ch:
 		return wire.Parse(d)
 	case <-ctx.Done():
-		s.cancelCall(key)
+		s.cancelCall(key) // as the client's notifications/cancelled would
 		return wire.Message{}, ctx.Err()
-	}
-}
-
-// cancelCall cancels the request registered under key, as the client's
-// notifications/cancelled does.
-func (s *session) cancelCall(key []byte) {
-	s.mu.Lock()
-	c := s.inflight[string(key)]
-	var cancel func()
-	if c != nil {
-		c.cancelled = true
-		cancel = c.cancel
-	}
-	s.mu.Unlock()
-	if cancel != nil {
-		cancel()
 	}
 }
 
