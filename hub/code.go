@@ -190,9 +190,11 @@ func (s *session) runCode(m wire.Message) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.setCancel(key, cancel)
 	run := &scriptRun{outer: m.ID, hash: codemode.Hash(a.Code)}
-	s.h.audit(s.actor(), "code-run", "", map[string]any{"sha256": run.hash, "bytes": len(a.Code)})
 	go func() {
 		defer cancel()
+		// Written here, not on the session's reading goroutine: the store
+		// may take its time.
+		s.h.audit(s.actor(), "code-run", "", map[string]any{"sha256": run.hash, "bytes": len(a.Code)})
 		res, err := s.h.code.Run(ctx, &codeHost{s: s, run: run}, codemode.Script{
 			Code: a.Code, Input: a.Input, Timeout: time.Duration(a.TimeoutMs * float64(time.Millisecond)),
 		})
