@@ -7,7 +7,7 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.buildVersion=$(VERSION) -X main.buildCommit=$(COMMIT)
 export CGO_ENABLED := 1
 
-.PHONY: build run test test-notice test-team conformance deps lint bench clean release npm release-check
+.PHONY: build run test test-notice test-team test-traces test-image image conformance deps lint bench eval-search clean release npm release-check
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/mcp-hub ./cmd/mcp-hub
@@ -47,6 +47,29 @@ test-team:
 	./scripts/team-deps.sh
 	MCPHUB_TEST_TEAM=1 $(GO) test -race -count=1 -timeout 10m -v -run 'TestTeam' ./deploy/
 
+# Traces end to end (deploy/traces_test.go): a client's trace through the
+# hub to a stdio and an HTTP upstream, exported to Jaeger all-in-one v1.76.0
+# on loopback ports and read back from its query API. Jaeger is a Go tool of
+# its own module (tools/jaeger), so the hub's module graph stays small; the
+# first build takes several minutes, later ones seconds. CI runs it after
+# make test.
+test-traces:
+	$(GO) -C tools/jaeger build -o $(CURDIR)/.cache/bin/jaeger github.com/jaegertracing/jaeger/cmd/jaeger
+	MCPHUB_JAEGER=$(CURDIR)/.cache/bin/jaeger $(GO) test -race -count=1 -timeout 10m -v -run 'TestTraces' ./deploy/
+
+# The container image (Containerfile) for this machine's architecture,
+# with podman (scripts/podman.sh installs Debian's, storage driver vfs):
+# mcp-hub:VERSION. IMAGEFLAGS="-t TAG amd64 arm64" builds both as a
+# manifest list. See scripts/image.sh.
+image:
+	./scripts/image.sh $(IMAGEFLAGS)
+
+# Builds the image and checks it (deploy/image_test.go): non-root user,
+# entrypoint, volume, labels; the binary exported from it answers --version
+# and a stdio initialize. CI runs it after make test.
+test-image:
+	MCPHUB_TEST_IMAGE=1 $(GO) test -count=1 -timeout 15m -v -run 'TestImage' ./deploy/
+
 # Only the official MCP conformance suite (server scenarios against the
 # hub over HTTP, client scenarios through it); make test runs it too.
 conformance: deps
@@ -64,6 +87,17 @@ lint:
 bench: deps
 	./scripts/npm-deps.sh bench
 	$(GO) run ./bench $(BENCHFLAGS)
+
+# The tool search measured offline (docs/BENCHMARKS.md, "Tool search"):
+# recall@1/3/5/10, MRR and nDCG@10 on mcpproxy-go's golden set beside its
+# baseline, ToolE hit@1/5 (all 20,614 single-tool queries) and multi-tool
+# recall@5, a 5,000-tool synthetic catalog (build, rebuild, memory, search
+# p50/p99), tools/list sizes in each catalog.expose mode and a search
+# against a hub-answered call. Reads ../shared/data/tool-retrieval (or
+# $$MCPHUB_SEARCH_DATA); make test holds the quality floors.
+eval-search:
+	MCPHUB_EVAL_SEARCH=1 $(GO) test -count=1 -v -run 'TestRetrievalQuality|TestSyntheticCatalog' ./toolsearch/
+	MCPHUB_EVAL_SEARCH=1 $(GO) test -count=1 -v -run 'TestSearchModeListSize|TestSearchCostVsHubCall' ./hub/
 
 # Release archives of every target this machine builds (Linux: linux-x64,
 # linux-arm64, windows-x64; macOS: darwin-x64, darwin-arm64) and SHA256SUMS,

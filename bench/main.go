@@ -1,7 +1,7 @@
 // Command bench measures mcp-hub against a direct connection to the same
 // upstream, in one run, and prints markdown tables with the ratios.
 //
-//	go run ./bench [-reps 3] [-suite stdio,http,remote,catalog,startup,list,rss,soak,peers,instance,code]
+//	go run ./bench [-reps 3] [-suite stdio,traces,http,remote,catalog,startup,list,rss,soak,peers,instance,code]
 //
 // Every figure is a median over interleaved repetitions (direct, hub,
 // direct, hub, …), so background load hits both sides alike. Client, hub and
@@ -34,7 +34,7 @@ import (
 
 var (
 	reps   = flag.Int("reps", 3, "interleaved repetitions per measurement")
-	suites = flag.String("suite", "stdio,http,remote,catalog,startup,list,rss,soak,code", "comma-separated suites: stdio, http, remote, catalog, startup, list, rss, soak, peers, instance, code")
+	suites = flag.String("suite", "stdio,traces,http,remote,catalog,startup,list,rss,soak,code", "comma-separated suites: stdio, traces, http, remote, catalog, startup, list, rss, soak, peers, instance, code")
 	calls1 = flag.Int("n1", 3000, "calls at concurrency 1")
 	calls2 = flag.Int("n32", 20000, "calls at concurrency 32")
 	nBig   = flag.Int("nbig", 300, "100 KiB calls")
@@ -74,6 +74,8 @@ func main() {
 		switch strings.TrimSpace(s) {
 		case "stdio":
 			stdioSuite(dir, hubBin, fixture)
+		case "traces":
+			tracesSuite(dir, hubBin, fixture)
 		case "http":
 			httpSuite(dir, hubBin, fixture)
 		case "remote":
@@ -224,6 +226,11 @@ func runOn(sessions []*mcp.ClientSession, pid, conc, n int, tool string, args ma
 // others) instead of ending the bench. The whole run has a deadline, so a
 // peer that stops answering cannot hang the bench.
 func tryRunOn(sessions []*mcp.ClientSession, pid, conc, n int, tool string, args map[string]any) (runResult, error) {
+	return tryRunOnMeta(sessions, pid, conc, n, tool, args, nil)
+}
+
+// tryRunOnMeta is tryRunOn with _meta in every call (nil: none).
+func tryRunOnMeta(sessions []*mcp.ClientSession, pid, conc, n int, tool string, args map[string]any, meta mcp.Meta) (runResult, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	lat := make([]time.Duration, n)
@@ -233,7 +240,7 @@ func tryRunOn(sessions []*mcp.ClientSession, pid, conc, n int, tool string, args
 	start := time.Now()
 	spread(ctx, n, conc, func(g, i int) bool {
 		t0 := time.Now()
-		res, err := sessions[g%len(sessions)].CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		res, err := sessions[g%len(sessions)].CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args, Meta: meta})
 		lat[i] = time.Since(t0)
 		if err == nil && res.IsError {
 			err = fmt.Errorf("isError result %v", res.Content)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/mcp-hub/mcp-hub/catalog"
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/hubstore"
@@ -21,7 +22,7 @@ import (
 func Approve(ctx context.Context, e *Env) int {
 	var yes *bool
 	define := func(fs *pflag.FlagSet) { yes = fs.BoolP("yes", "y", false, "approve without asking") }
-	return withStore(ctx, e, "NAME [flags]", 1, 1, define, func(st *persist.Store, _ *config.Config, args []string) int {
+	return withStore(ctx, e, "NAME [flags]", 1, 1, define, func(st *persist.Store, cfg *config.Config, args []string) int {
 		name := args[0]
 		r, err := st.Get(ctx, name)
 		if err != nil {
@@ -35,7 +36,8 @@ func Approve(ctx context.Context, e *Env) int {
 			fmt.Fprintf(e.Stdout, "%q is already approved. Its approval covers:\n\n%s\n", name, indent(r.Spec.Review()))
 			return ExitOK
 		}
-		fmt.Fprintf(e.Stdout, "%s\n", hub.ApprovalPrompt(r))
+		opts := catalog.Options{Policy: catalog.Policy(cfg.CatalogPolicy), Separator: cfg.CatalogSeparator}
+		fmt.Fprintf(e.Stdout, "%s\n", hub.ApprovalPrompt(r, hub.StoredTakeoverNote(ctx, hubstore.Store{Store: st}, opts, r)))
 		if !*yes {
 			if !isTerminal(e.Stdin) {
 				fmt.Fprintf(e.Stderr, "\nmcp-hub approve: not approved; stdin is not a terminal: review the above and re-run with --yes\n")

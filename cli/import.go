@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mcp-hub/mcp-hub/clientconfig"
@@ -27,9 +28,10 @@ ${userHome} and ${env:NAME} (in env and headers) are rewritten.
 
 A person running this is the approval: imported servers are approved,
 enabled and connect when the hub starts, as with mcp-hub add. Names already
-registered, defined in the hub's config file, defined twice in FILE (the
-last definition is the one clients use, and is imported) or not valid
-upstream names are skipped, each with the reason; nothing is renamed.
+registered, defined in the hub's config file, defined twice in FILE (each
+definition is skipped: which one was meant is not clear; remove one and
+import again) or not valid upstream names are skipped, each with the
+reason; nothing is renamed.
 
 Exit status: 0 when every server was added or skipped with a reason; 1 when
 FILE cannot be read or parsed (invalid JSON is reported with its line and
@@ -150,6 +152,10 @@ func importServers(ctx context.Context, e *Env, cfg *config.Config, cc *clientco
 // importAdded (so far), importSkipped or importUnreadable.
 func planImport(cc *clientconfig.File) []importItem {
 	items := make([]importItem, 0, len(cc.Entries))
+	lines := map[string][]string{} // the lines of each name's definitions
+	for _, en := range cc.Entries {
+		lines[en.Name] = append(lines[en.Name], strconv.Itoa(en.Line))
+	}
 	for _, en := range cc.Entries {
 		it := importItem{Entry: en, Outcome: importAdded}
 		switch {
@@ -160,8 +166,9 @@ func planImport(cc *clientconfig.File) []importItem {
 			if s := suggestName(en.Name); s != "" {
 				it.Why += fmt.Sprintf("; rename it (to %q, say) and import again", s)
 			}
-		case en.RedefinedAt != 0:
-			it.Outcome, it.Why = importSkipped, fmt.Sprintf("defined again at line %d; clients use the last definition, which is imported", en.RedefinedAt)
+		case len(lines[en.Name]) > 1:
+			it.Outcome, it.Why = importSkipped, fmt.Sprintf("defined %d times in the file (lines %s): which one was meant is not clear, so none is imported; remove the others and import again",
+				len(lines[en.Name]), strings.Join(lines[en.Name], ", "))
 		default:
 			raw, notes, err := cc.Prepare(en.Value)
 			it.Notes = notes

@@ -43,6 +43,7 @@ func Serve(ctx context.Context, e *Env) int {
 	showVersion := fs.Bool("version", false, "print version information and exit")
 	fs.String("http", "", "also serve MCP over HTTP on this address, e.g. 127.0.0.1:7411 (streamable HTTP at /mcp, legacy SSE at /sse)")
 	stdioToo := fs.Bool("stdio", false, "with --http: serve stdio as well")
+	fs.String("catalog-expose", "", "all, search or auto: which tools tools/list holds (also $MCP_HUB_CATALOG__EXPOSE)")
 	fs.Bool("http-no-auth", false, "with --http: no bearer token (loopback only; for tools that cannot send headers)")
 	fs.Bool("http-allow-remote", false, "with --http: allow a non-loopback address (a token is then mandatory)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file (for development)")
@@ -138,6 +139,15 @@ func Serve(ctx context.Context, e *Env) int {
 		}
 	}
 	ho := cfg.HubOptions(config.HubParams{Version: e.Build.version(), Logger: logger, Store: hubstore.Store{Store: st}, ProcessGroups: groups})
+	tracer, err := startTracing(ctx, e, cfg, logger)
+	if err != nil {
+		fmt.Fprintln(e.Stderr, "mcp-hub:", err)
+		return ExitConfig
+	}
+	// After the hub closed (deferred calls run last to first): its last
+	// spans ended, and are exported now.
+	defer stopTracing(tracer, logger)
+	ho.Tracer = tracer
 	oa := withOAuth(ho, st, logger, e.Environ, e.Build.version())
 	h, err := hub.New(ho)
 	if err != nil {

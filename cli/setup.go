@@ -147,6 +147,14 @@ func Setup(ctx context.Context, e *Env) int {
 			}
 		}
 		cc.Entries = others
+		if len(others) > 0 && !*dryRun {
+			// Before anything is imported: a file setup cannot write would
+			// leave the servers in the hub and in the file.
+			if err := checkWritable(path); err != nil {
+				fmt.Fprintf(e.Stderr, "mcp-hub setup: %v\nNothing was imported or changed.\n", err)
+				return ExitFail
+			}
+		}
 		if len(others) > 0 {
 			code = importServers(ctx, e, cfg, cc, *dryRun)
 			fmt.Fprintln(e.Stdout)
@@ -174,6 +182,10 @@ func Setup(ctx context.Context, e *Env) int {
 		fmt.Fprint(e.Stdout, setupDiff(path, old, updated))
 		fmt.Fprintln(e.Stdout, "Dry run: nothing was changed.")
 		return code
+	}
+	if err := checkWritable(path); err != nil {
+		fmt.Fprintf(e.Stderr, "mcp-hub setup: %v\nNothing was changed.\n", err)
+		return ExitFail
 	}
 	backup, err := writeWithBackup(path, old, existed, updated, e.now())
 	if err != nil {
@@ -396,6 +408,10 @@ func (e *Env) setupUndo(ctx context.Context, cfg *config.Config, client clientco
 		fmt.Fprintf(e.Stdout, "Dry run: would restore %s from %s; nothing was changed.\n", path, backup)
 		return ExitOK
 	}
+	if err := checkWritable(path); err != nil {
+		fmt.Fprintf(e.Stderr, "mcp-hub setup --undo: %v\nNothing was changed.\n", err)
+		return ExitFail
+	}
 	if exists {
 		undone := strings.TrimSuffix(strings.TrimSuffix(backup, ".bak"), ".none") + ".undone"
 		if err := os.WriteFile(undone, cur, 0o600); err != nil {
@@ -409,9 +425,9 @@ func (e *Env) setupUndo(ctx context.Context, cfg *config.Config, client clientco
 		if fi, err := os.Stat(backup); err == nil {
 			mode = fi.Mode().Perm()
 		}
-		err = writeAtomic(path, prev, mode)
+		err = writeAtomic(linkTarget(path), prev, mode) // through a link: the link stays
 	} else if exists {
-		err = os.Remove(path)
+		err = os.Remove(linkTarget(path))
 	}
 	if err == nil {
 		err = os.Remove(backup)

@@ -56,10 +56,60 @@ func writeWithBackup(path string, old []byte, existed bool, b []byte, now time.T
 		}
 		break
 	}
-	if err := writeAtomic(path, b, mode); err != nil {
+	if err := writeAtomic(linkTarget(path), b, mode); err != nil {
 		return "", err
 	}
 	return backup, nil
+}
+
+// linkTarget is the file path names, following symbolic links (a client
+// file kept in a dotfiles repository and linked into place): setup writes
+// that file, and the link stays. A path that is no link is itself; a link
+// to nothing yet names the file it will be.
+func linkTarget(path string) string {
+	for range 40 {
+		fi, err := os.Lstat(path)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			return path
+		}
+		to, err := os.Readlink(path)
+		if err != nil {
+			return path
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(path), to)
+		}
+		path = to
+	}
+	return path
+}
+
+// checkWritable reports why setup could not write path (and its backup
+// beside it), before it changes anything: a file made read-only (its
+// owner may not write it, which setup honours even when it runs as root),
+// a directory it cannot create files in.
+func checkWritable(path string) error {
+	target := linkTarget(path)
+	if fi, err := os.Stat(target); err == nil {
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("%s is not a regular file", target)
+		}
+		if fi.Mode().Perm()&0o200 == 0 {
+			return fmt.Errorf("%s is read-only (mode %04o): make it writable (chmod u+w) to let setup change it", target, fi.Mode().Perm())
+		}
+	}
+	for _, dir := range []string{filepath.Dir(target), filepath.Dir(path)} {
+		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+			continue // setup creates it
+		}
+		f, err := os.CreateTemp(dir, ".mcp-hub-probe-*")
+		if err != nil {
+			return fmt.Errorf("cannot create files in %s: %w", dir, err)
+		}
+		f.Close()
+		os.Remove(f.Name())
+	}
+	return nil
 }
 
 // writeAtomic replaces path with b: a reader sees the old file or the new

@@ -11,10 +11,11 @@ import (
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/persist"
 	"github.com/mcp-hub/mcp-hub/probe"
+	"github.com/mcp-hub/mcp-hub/toolsearch"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
-const toolsUse = `[--json] [flags]
+const toolsUse = `[--json] [--search "words" [--limit N]] [flags]
 
 Connects every upstream of the config file and the store as the hub does
 (registrations only when approved; lazy ones too), waits until each one has
@@ -26,6 +27,11 @@ there; then the tools that are not exposed, who holds their name and why;
 then the upstreams that did not connect (mcp-hub doctor says why). --json
 prints the same as one JSON object.
 
+--search "words" prints instead the tools that match a request in plain
+words, best first, ranked as the hub's hub_search_tools ranks them: rank,
+score, server, tool, the name it is listed under, and its description;
+with --json, hub_search_tools' structuredContent ({tools, total}).
+
 Exit status: 0 when the catalog was printed, even when some upstreams did
 not connect (they are listed); 1 when the store cannot be read; 2 on a usage
 error. Nothing is logged unless --log-level is debug, warn or error (then
@@ -33,8 +39,16 @@ to stderr).`
 
 // Tools probes every upstream and prints the merged tool catalog.
 func Tools(ctx context.Context, e *Env) int {
-	var asJSON *bool
-	define := func(fs *pflag.FlagSet) { asJSON = fs.Bool("json", false, "print JSON for scripts") }
+	var (
+		asJSON *bool
+		query  *string
+		limit  *int
+	)
+	define := func(fs *pflag.FlagSet) {
+		asJSON = fs.Bool("json", false, "print JSON for scripts")
+		query = fs.String("search", "", "print the tools that match these words, best first, as hub_search_tools ranks them")
+		limit = fs.Int("limit", 20, "with --search: most tools to print")
+	}
 	return withStore(ctx, e, toolsUse, 0, 0, define, func(st *persist.Store, cfg *config.Config, _ []string) int {
 		targets, err := probe.Targets(ctx, cfg, st)
 		if err != nil {
@@ -46,6 +60,9 @@ func Tools(ctx context.Context, e *Env) int {
 		if err != nil {
 			fmt.Fprintln(e.Stderr, "mcp-hub tools:", err)
 			return ExitFail
+		}
+		if *query != "" {
+			return printSearch(e, p.Search, *query, *limit, *asJSON)
 		}
 		rep := probe.NewToolsReport(p)
 		if *asJSON {
@@ -107,4 +124,38 @@ func printTools(e *Env, rep *probe.ToolsReport) {
 	}
 	fmt.Fprintf(w, "\n%d tool(s) from %d of %d upstream(s) and the hub; %d not exposed.\n",
 		len(rep.Tools), connected, len(rep.Upstreams), len(rep.Shadowed))
+}
+
+// printSearch prints the ranking of query over the probed catalog.
+func printSearch(e *Env, ix *toolsearch.Index, query string, limit int, asJSON bool) int {
+	results, total := ix.Search(query, max(limit, 1))
+	if results == nil {
+		results = []toolsearch.Result{}
+	}
+	if asJSON {
+		enc := json.NewEncoder(e.Stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(map[string]any{"tools": results, "total": total}); err != nil {
+			fmt.Fprintln(e.Stderr, "mcp-hub tools:", err)
+			return ExitFail
+		}
+		return ExitOK
+	}
+	if total == 0 {
+		fmt.Fprintf(e.Stdout, "No tool matches %q.\n", query)
+		return ExitOK
+	}
+	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tSCORE\tUPSTREAM\tTOOL\tLISTED AS\tDESCRIPTION")
+	for i, r := range results {
+		listed := r.ExposedAs
+		if listed == "" {
+			listed = "- (hub_call_tool)"
+		}
+		fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\t%s\t%s\n", i+1, r.Score, r.Server, r.Tool, listed, oneLine(r.Description))
+	}
+	tw.Flush()
+	fmt.Fprintf(e.Stdout, "\n%d of %d matching tool(s).\n", len(results), total)
+	return ExitOK
 }

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/toolpolicy"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -55,12 +56,13 @@ type Config struct {
 	// Backoff is the reconnect schedule of upstreams.
 	Backoff Reconnect `koanf:"reconnect"`
 
-	Health   `koanf:"health"`
-	Security `koanf:"security"`
-	Admin    `koanf:"admin"`
-	HTTP     `koanf:"http"`
-	Auth     `koanf:"auth"`
-	Env      `koanf:"env"`
+	Health    `koanf:"health"`
+	Security  `koanf:"security"`
+	Admin     `koanf:"admin"`
+	HTTP      `koanf:"http"`
+	Auth      `koanf:"auth"`
+	Env       `koanf:"env"`
+	Telemetry `koanf:"telemetry"`
 
 	CodeMode   `koanf:"codeMode"`
 	ToolPolicy `koanf:"toolPolicy"`
@@ -79,6 +81,11 @@ type Config struct {
 type CatalogSettings struct {
 	CatalogPolicy    string `koanf:"policy" flag:"catalog-policy" default:"merge" enum:"merge,prefix" doc:"merge: names unchanged, first upstream by name wins a collision; prefix: <server><separator><tool>"`
 	CatalogSeparator string `koanf:"separator" default:"__" doc:"separator of prefixed names ([A-Za-z0-9_-], 1-8 characters)"`
+	CatalogExpose    string `koanf:"expose" flag:"catalog-expose" default:"all" enum:"all,search,auto" doc:"all: tools/list holds every tool; search: only the hub's own tools (hub_search_tools finds the others, hub_call_tool calls them), alwaysExpose and those a session found and called; auto: search while the catalog holds more than searchAbove tools"`
+	// CatalogAlwaysExpose are exposed tool names or globs listed in search mode too.
+	CatalogAlwaysExpose []string `koanf:"alwaysExpose" doc:"tool names, or globs where * matches any run of characters, listed in search mode too (as the tools filters match)"`
+	CatalogSessionTools int      `koanf:"sessionTools" default:"20" doc:"in search mode, how many tools a session found and called join its own tools/list (least recently used go first)"`
+	CatalogSearchAbove  int      `koanf:"searchAbove" default:"60" doc:"expose auto: search mode while the catalog holds more upstream tools than this"`
 }
 
 // Timeouts is the timeouts section.
@@ -182,6 +189,19 @@ func (a Auth) AuthEnabled() bool { return a.AuthIssuer != "" }
 // Env is the env section.
 type Env struct {
 	InheritEnv []string `koanf:"inherit" default:"[]" doc:"extra variables stdio upstreams inherit from the hub (besides PATH, HOME, USER, LANG, LC_*, TMPDIR, …)"`
+}
+
+// Telemetry is the telemetry section: where the hub exports its traces
+// (OpenTelemetry, OTLP). The standard OTEL_* variables take precedence
+// over it, and configure what it does not name.
+type Telemetry struct {
+	TelemetryEndpoint           string            `koanf:"endpoint" doc:"OTLP endpoint the hub exports traces to, as OTEL_EXPORTER_OTLP_ENDPOINT says it (http://collector:4318, or :4317 for grpc); empty: no traces, unless OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT names one"`
+	TelemetryProtocol           string            `koanf:"protocol" default:"http/protobuf" enum:"http/protobuf,grpc" doc:"OTLP protocol (OTEL_EXPORTER_OTLP_PROTOCOL takes precedence)"`
+	TelemetryHeaders            map[string]Source `koanf:"headers" doc:"headers sent with every export (a collector's API key); values may be \"${VAR}\" or \"file:<path>\""`
+	TelemetryServiceName        string            `koanf:"serviceName" default:"mcp-hub" doc:"service.name of the hub's spans (OTEL_SERVICE_NAME takes precedence)"`
+	TelemetryResourceAttributes map[string]string `koanf:"resourceAttributes" doc:"resource attributes such as deployment.environment (OTEL_RESOURCE_ATTRIBUTES takes precedence)"`
+	TelemetrySampler            string            `koanf:"sampler" enum:"always_on,always_off,traceidratio,parentbased_always_on,parentbased_always_off,parentbased_traceidratio" doc:"sampler, as OTEL_TRACES_SAMPLER (which takes precedence); empty: parentbased_always_on"`
+	TelemetrySamplerArg         string            `koanf:"samplerArg" doc:"sampler argument: the ratio of traceidratio samplers (0 to 1)"`
 }
 
 // InEffect names the config file in effect for people: its path, or
@@ -299,8 +319,8 @@ func (e *Error) Error() string {
 	if e.File != "" {
 		where = "config " + e.File
 	}
-	if e.Key != "" {
-		return fmt.Sprintf("%s: %s: %s", where, e.Key, e.Msg)
+	if e.Key != "" { // bounded: a key or value of the file may be a megabyte
+		return redact.Bound(fmt.Sprintf("%s: %s: %s", where, e.Key, e.Msg))
 	}
-	return fmt.Sprintf("%s: %s", where, e.Msg)
+	return redact.Bound(fmt.Sprintf("%s: %s", where, e.Msg))
 }

@@ -168,6 +168,14 @@ func TestConfigErrors(t *testing.T) {
 			}
 		})
 	}
+	// Issue 26: an error quotes a bounded prefix of what the file holds.
+	t.Run("a megabyte of server name", func(t *testing.T) {
+		p := writeFile(t, "hub.json", `{"mcpServers":{"`+strings.Repeat("n ", 1<<19)+`":{"command":"x"}}}`)
+		_, err := loadConfig(parseFlags(t, "--config", p), nil)
+		if err == nil || len(err.Error()) > 8<<10 || !strings.Contains(err.Error(), "a name is made of letters") {
+			t.Errorf("error of %d bytes, want at most 8 KiB saying what a name is made of: %.300v", len(err.Error()), err)
+		}
+	})
 	t.Run("missing explicit file", func(t *testing.T) {
 		_, err := loadConfig(parseFlags(t, "--config", filepath.Join(t.TempDir(), "nope.yaml")), nil)
 		if err == nil || !strings.Contains(err.Error(), "nope.yaml") {

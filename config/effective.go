@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -83,6 +84,21 @@ func settingValue(v reflect.Value) string {
 		return strconv.FormatInt(v.Int(), 10)
 	case reflect.Float64:
 		return strconv.FormatFloat(v.Float(), 'g', -1, 64)
+	case reflect.Map:
+		// telemetry.headers: each value masked as a header value is.
+		keys := v.MapKeys()
+		parts := make([]string, 0, len(keys))
+		for _, k := range keys {
+			val := v.MapIndex(k).String()
+			if v.Type().Elem() == sourceType {
+				val = redact.Value(val)
+			} else {
+				val = redact.Text(val)
+			}
+			parts = append(parts, k.String()+"="+val)
+		}
+		slices.Sort(parts)
+		return strings.Join(parts, ", ")
 	case reflect.Slice:
 		parts := make([]string, v.Len())
 		for i := range parts {

@@ -6,6 +6,8 @@ import (
 	"github.com/mcp-hub/mcp-hub/catalog"
 	"github.com/mcp-hub/mcp-hub/codemode"
 	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/telemetry"
+	"github.com/mcp-hub/mcp-hub/toolsearch"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -30,6 +32,7 @@ func (c *Config) HubOptions(p HubParams) *hub.Options {
 		Version:             p.Version,
 		Logger:              p.Logger,
 		Catalog:             catalog.Options{Policy: catalog.Policy(c.CatalogPolicy), Separator: c.CatalogSeparator},
+		Expose:              c.Exposure(),
 		FirstListWait:       fw,
 		MaxMessageBytes:     c.MaxMessageBytes,
 		Store:               p.Store,
@@ -44,6 +47,13 @@ func (c *Config) HubOptions(p HubParams) *hub.Options {
 			Timeout: c.CodeTimeout, MemoryBytes: int64(c.CodeMemoryMiB) << 20, MaxCalls: c.CodeMaxCalls, MaxConcurrent: c.CodeMaxConcurrent,
 		}},
 	}
+}
+
+// Exposure is which tools tools/list holds (the catalog section's expose
+// keys).
+func (c *Config) Exposure() toolsearch.Exposure {
+	return toolsearch.Exposure{Mode: toolsearch.Mode(c.CatalogExpose), Always: c.CatalogAlwaysExpose,
+		SessionTools: c.CatalogSessionTools, SearchAbove: c.CatalogSearchAbove}
 }
 
 // UpstreamOptions are the upstream manager's options (the hub sets its own
@@ -76,4 +86,26 @@ func (c *Config) HubServers() []hub.ConfigServer {
 		out = append(out, hub.ConfigServer{Spec: s.Spec, Disabled: s.Disabled})
 	}
 	return out
+}
+
+// TelemetryConfig returns the telemetry section as package telemetry takes
+// it, with the header values resolved (lookup is os.LookupEnv in
+// production; it also reads the OTEL_* variables).
+func (c *Config) TelemetryConfig(version string, lookup func(string) (string, bool)) (telemetry.Config, error) {
+	tc := telemetry.Config{
+		Endpoint: c.TelemetryEndpoint, Protocol: c.TelemetryProtocol, ServiceName: c.TelemetryServiceName,
+		ResourceAttributes: c.TelemetryResourceAttributes, Sampler: c.TelemetrySampler, SamplerArg: c.TelemetrySamplerArg,
+		Version: version, Lookup: lookup,
+	}
+	for k, v := range c.TelemetryHeaders {
+		val, err := v.Resolve(lookup)
+		if err != nil {
+			return tc, &Error{File: c.File, Key: "telemetry.headers." + k, Msg: err.Error()}
+		}
+		if tc.Headers == nil {
+			tc.Headers = map[string]string{}
+		}
+		tc.Headers[k] = val
+	}
+	return tc, nil
 }

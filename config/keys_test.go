@@ -32,6 +32,10 @@ func TestKeysFromTags(t *testing.T) {
 		{"catalog", KindSection, "", nil},
 		{"catalog.policy", KindString, "merge", []string{"merge", "prefix"}},
 		{"catalog.separator", KindString, "__", nil},
+		{"catalog.expose", KindString, "all", []string{"all", "search", "auto"}},
+		{"catalog.alwaysExpose", KindStrings, "", nil},
+		{"catalog.sessionTools", KindInt, "20", nil},
+		{"catalog.searchAbove", KindInt, "60", nil},
 		{"firstListWait", KindDuration, "10s", nil},
 		{"configPoll", KindDuration, "1s", nil},
 		{"protocolVersion", KindString, upstream.DefaultProtocolVersion, nil},
@@ -81,6 +85,14 @@ func TestKeysFromTags(t *testing.T) {
 		{"auth.adminScope", KindString, "mcp-hub:admin", nil},
 		{"env", KindSection, "", nil},
 		{"env.inherit", KindStrings, "[]", nil},
+		{"telemetry", KindSection, "", nil},
+		{"telemetry.endpoint", KindString, "", nil},
+		{"telemetry.protocol", KindString, "http/protobuf", []string{"http/protobuf", "grpc"}},
+		{"telemetry.headers", KindStringMap, "", nil},
+		{"telemetry.serviceName", KindString, "mcp-hub", nil},
+		{"telemetry.resourceAttributes", KindStringMap, "", nil},
+		{"telemetry.sampler", KindString, "", []string{"always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"}},
+		{"telemetry.samplerArg", KindString, "", nil},
 		{"codeMode", KindSection, "", nil},
 		{"codeMode.mode", KindString, "off", []string{"off", "on"}},
 		{"codeMode.timeout", KindDuration, "30s", nil},
@@ -145,7 +157,7 @@ func TestKeysReachTheStructs(t *testing.T) {
 logLevel: debug
 logFormat: json
 dataDir: /d
-catalog: {policy: prefix, separator: "--"}
+catalog: {policy: prefix, separator: "--", expose: search, alwaysExpose: [x*], sessionTools: 5, searchAbove: 7}
 firstListWait: 1s
 configPoll: 2s
 protocolVersion: "2025-06-18"
@@ -158,6 +170,8 @@ admin: {tools: read-only, approval: auto}
 http: {listen: "127.0.0.1:1", token: "${T}", noAuth: true, allowRemote: true, allowedHosts: [h], allowedOrigins: [o],
        maxSessions: 16, sessionIdleTimeout: 17s, maxBodyBytes: 18, readHeaderTimeout: 19s, bodyTimeout: 20s}
 env: {inherit: [E]}
+telemetry: {endpoint: "http://c:4318", protocol: grpc, headers: {k: "${K}"}, serviceName: s, resourceAttributes: {a: b},
+            sampler: traceidratio, samplerArg: "0.5"}
 codeMode: on
 toolPolicy: {default: allow, rules: {}}
 `)})
@@ -167,13 +181,15 @@ toolPolicy: {default: allow, rules: {}}
 	s := func(d string) time.Duration { v, _ := time.ParseDuration(d); return v }
 	want := &Config{
 		File: c.File, LogLevel: "debug", LogFormat: "json", DataDir: "/d",
-		CatalogSettings: CatalogSettings{"prefix", "--"}, FirstListWait: s("1s"), ConfigPoll: s("2s"), ProtocolVersion: "2025-06-18",
+		CatalogSettings: CatalogSettings{"prefix", "--", "search", []string{"x*"}, 5, 7}, FirstListWait: s("1s"), ConfigPoll: s("2s"), ProtocolVersion: "2025-06-18",
 		Timeouts: Timeouts{s("3s"), s("4s"), s("5s"), s("6s")}, Limits: Limits{7, 8, 9, 21, 22},
 		Backoff: Reconnect{s("10s"), 1.5, s("11s"), 0.5, 12}, Health: Health{s("13s"), 14},
 		Security: Security{15, []string{"a"}}, Admin: Admin{"read-only", "auto"},
-		HTTP:       HTTP{"127.0.0.1:1", "${T}", true, true, []string{"h"}, []string{"o"}, 16, s("17s"), 18, s("19s"), s("20s")},
-		Auth:       Auth{AuthAdminScope: "mcp-hub:admin"},
-		Env:        Env{[]string{"E"}},
+		HTTP: HTTP{"127.0.0.1:1", "${T}", true, true, []string{"h"}, []string{"o"}, 16, s("17s"), 18, s("19s"), s("20s")},
+		Auth: Auth{AuthAdminScope: "mcp-hub:admin"},
+		Env:  Env{[]string{"E"}},
+		Telemetry: Telemetry{"http://c:4318", "grpc", map[string]Source{"k": "${K}"}, "s", map[string]string{"a": "b"},
+			"traceidratio", "0.5"},
 		CodeMode:   CodeMode{"on", s("30s"), 64, 100, 4},
 		ToolPolicy: ToolPolicy{"allow", map[string]string{}},
 	}

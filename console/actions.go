@@ -20,8 +20,11 @@ import (
 // JavaScript with a redirect to the page it came from and a message there.
 //
 //	POST /ui/servers/{name}/{connect,disconnect,restart,remove,login}
-//	POST /ui/approvals/{name}/{approve,reject}   fingerprint: of the spec shown
-//	POST /ui/changes/{name}/{approve,reject}     digest: of the diff shown
+//	POST /ui/approvals/{name}/{approve,reject}   digest: of the spec shown
+//	POST /ui/changes/{name}/{approve,reject}     digest: of the changes shown
+//
+// The digests are hub.ApprovalDigest's, the ones the REST API binds its
+// approvals to: keyed with the hub's secret, never a fingerprint.
 //	POST /ui/logout
 
 // who is the console in the audit log.
@@ -71,7 +74,7 @@ func (c *Console) serveAction(w http.ResponseWriter, r *http.Request, s *session
 		res, err = c.login(ctx, name)
 		back = c.backTo(r, "/ui/")
 	case "approvals/approve":
-		res.Message, err = c.approve(ctx, name, r.PostFormValue("fingerprint"))
+		res.Message, err = c.approve(ctx, name, r.PostFormValue("digest"))
 		back = "/ui/approvals"
 	case "approvals/reject":
 		res.Message, err = c.reject(ctx, name)
@@ -99,9 +102,9 @@ func (c *Console) answer(w http.ResponseWriter, r *http.Request, s *session, bac
 	status := http.StatusOK
 	if err != nil {
 		status = statusOf(err)
-		res.Message = redact.Text(err.Error())
+		res.Message = err.Error()
 	}
-	res.Message = redact.Text(res.Message)
+	res.Message = redact.Error(res.Message)
 	if wantsJSON(r) {
 		writeJSON(w, status, res)
 		return
@@ -125,9 +128,9 @@ func (c *Console) backTo(r *http.Request, def string) string {
 }
 
 // approve approves a pending registration as the person reviewed it:
-// fingerprint is that of the spec the page showed. It is what mcp-hub
+// dig is the digest of the spec the page showed. It is what mcp-hub
 // approve does (hub.ApproveRegistration), then the hub starts it at once.
-func (c *Console) approve(ctx context.Context, name, fingerprint string) (string, error) {
+func (c *Console) approve(ctx context.Context, name, dig string) (string, error) {
 	st := c.h.Store()
 	if st == nil {
 		return "", errors.New("this hub has no registration store")
@@ -141,7 +144,11 @@ func (c *Console) approve(ctx context.Context, name, fingerprint string) (string
 	if r.Approved() {
 		return fmt.Sprintf("%q is approved already.", name), nil
 	}
-	if fingerprint == "" || fingerprint != r.Spec.Fingerprint() {
+	want, err := c.h.ApprovalDigest(ctx, name, &r, hub.ToolChanges{})
+	if err != nil {
+		return "", err
+	}
+	if dig == "" || !hub.SameDigest(dig, want) {
 		return "", &pageError{http.StatusConflict, fmt.Sprintf("what %q runs changed since this page showed it: review it again", name)}
 	}
 	if err := hub.ApproveRegistration(ctx, st, who, r); errors.Is(err, hub.ErrReviewChanged) {
@@ -183,6 +190,11 @@ func (c *Console) reject(ctx context.Context, name string) (string, error) {
 // decideChanges approves or declines an upstream's tool changes as the
 // person saw them: digest is that of the diff the page showed.
 func (c *Console) decideChanges(ctx context.Context, name, dig string, approve bool) (string, error) {
+	if st := c.h.Store(); st != nil {
+		if _, err := st.Get(ctx, name); errors.Is(err, upstream.ErrNotFound) {
+			return "", notFound(name)
+		}
+	}
 	ch, err := c.h.ToolChanges(ctx, name)
 	if err != nil {
 		return "", fmt.Errorf("cannot read the tool pins: %w", err)
@@ -190,7 +202,11 @@ func (c *Console) decideChanges(ctx context.Context, name, dig string, approve b
 	if len(ch.Findings) == 0 {
 		return fmt.Sprintf("Nothing to decide: what %q lists is what was approved.", name), nil
 	}
-	if dig == "" || dig != digest(ch.Review()) {
+	want, err := c.h.ApprovalDigest(ctx, name, nil, ch)
+	if err != nil {
+		return "", err
+	}
+	if dig == "" || !hub.SameDigest(dig, want) {
 		return "", &pageError{http.StatusConflict, fmt.Sprintf("what %q lists changed since this page showed it: review the changes again", name)}
 	}
 	if !approve {

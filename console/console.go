@@ -39,6 +39,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 )
 
 //go:embed templates/*.html
@@ -243,6 +244,7 @@ func secureHeaders(h http.Header) {
 // refuse answers a request the console does not serve: JSON for the
 // console's script, a small page for a person.
 func (c *Console) refuse(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	msg = redact.Bound(msg) // it may quote what the request named
 	if wantsJSON(r) {
 		writeJSON(w, status, actionResult{Message: msg})
 		return
@@ -253,6 +255,7 @@ func (c *Console) refuse(w http.ResponseWriter, r *http.Request, status int, msg
 // message answers with the small page of a message, and a link to follow
 // when link is not empty.
 func (c *Console) message(w http.ResponseWriter, status int, msg, link, linkText string) {
+	msg = redact.Bound(msg)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	_ = c.pages["refused"].ExecuteTemplate(w, "refused", map[string]any{"Status": status, "Text": http.StatusText(status), "Message": msg,

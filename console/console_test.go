@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -184,18 +185,18 @@ func TestApproveRejectLikeTheCLI(t *testing.T) {
 	if !strings.Contains(page, `<span id="nav-waiting" class="count due" data-live aria-label="2 waiting">2</span>`) {
 		t.Error("the navigation does not count 2 waiting")
 	}
-	fp := regexp.MustCompile(`action="/ui/approvals/good/approve" data-action>\s*<input type="hidden" name="csrf" value="[^"]+"><input type="hidden" name="fingerprint" value="([0-9a-f]+)">`).FindStringSubmatch(page)
+	fp := regexp.MustCompile(`action="/ui/approvals/good/approve" data-action>\s*<input type="hidden" name="csrf" value="[^"]+"><input type="hidden" name="digest" value="([0-9a-f]+)">`).FindStringSubmatch(page)
 	if fp == nil {
 		t.Fatalf("no approve form for good:\n%s", page)
 	}
 	// A fingerprint that is not the current spec's: refused.
-	if code, out := b.post("/ui/approvals/good/approve", url.Values{"fingerprint": {"0123"}}); code != http.StatusConflict || !strings.Contains(out.Message, "review it again") {
+	if code, out := b.post("/ui/approvals/good/approve", url.Values{"digest": {"0123"}}); code != http.StatusConflict || !strings.Contains(out.Message, "review it again") {
 		t.Errorf("approve with a stale fingerprint: %d %+v", code, out)
 	}
 	if r, _ := e.store.Get(context.Background(), "good"); r.Approved() {
 		t.Fatal("approved with a stale fingerprint")
 	}
-	code, out := b.post("/ui/approvals/good/approve", url.Values{"fingerprint": {fp[1]}})
+	code, out := b.post("/ui/approvals/good/approve", url.Values{"digest": {fp[1]}})
 	if code != http.StatusOK || !out.OK {
 		t.Fatalf("approve: %d %+v", code, out)
 	}
@@ -373,6 +374,24 @@ func TestPagesAndHeaders(t *testing.T) {
 	}
 	if body := b.page("/ui/catalog?q=ad"); strings.Contains(body, `data-tool="echo"`) {
 		t.Error("the search does not filter")
+	}
+	// The catalog's search ranks as hub_search_tools does: the same tools
+	// in the same order (those listed under a name).
+	for _, q := range []string{"sum of two numbers", "returns the arguments", "echo"} {
+		var want []string
+		res, _ := e.h.SearchTools(q, 100)
+		for _, r := range res {
+			if r.ExposedAs != "" {
+				want = append(want, r.ExposedAs)
+			}
+		}
+		var got []string
+		for _, m := range regexp.MustCompile(`data-tool="([^"]+)"`).FindAllStringSubmatch(b.page("/ui/catalog?q="+url.QueryEscape(q)), -1) {
+			got = append(got, m[1])
+		}
+		if len(want) == 0 || !slices.Equal(got, want) {
+			t.Errorf("catalog search %q shows %v; hub_search_tools ranks %v", q, got, want)
+		}
 	}
 	if res := b.get("/ui/servers/nope", nil); res.StatusCode != http.StatusNotFound {
 		t.Errorf("an unknown server's page: %d", res.StatusCode)

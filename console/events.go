@@ -128,7 +128,7 @@ func (c *Console) stateDigest(ctx context.Context) [32]byte {
 	}
 	if p, err := c.approvalsData(ctx); err == nil {
 		for _, ps := range p.Servers {
-			s.Waiting = append(s.Waiting, ps.Name+"/"+ps.Fingerprint)
+			s.Waiting = append(s.Waiting, ps.Name+"/"+ps.Digest)
 		}
 		for _, ch := range p.Changes {
 			s.Waiting = append(s.Waiting, ch.Name+"/"+ch.Digest)

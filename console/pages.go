@@ -3,8 +3,6 @@ package console
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -110,7 +108,7 @@ func (c *Console) servePage(w http.ResponseWriter, r *http.Request, s *session) 
 		return
 	}
 	if err != nil {
-		c.refuse(w, r, statusOf(err), redact.Text(err.Error()))
+		c.refuse(w, r, statusOf(err), redact.Error(err.Error()))
 		return
 	}
 	p := page{Name: name, Title: title, CSRF: s.csrf, Flash: s.takeFlash(), Data: data, Digest: digestHex(digestBefore)}
@@ -275,7 +273,7 @@ func (c *Console) serverData(ctx context.Context, name string) (serverPage, erro
 		if r, err := st.Get(ctx, name); err == nil {
 			spec = r.Spec
 			if !r.Approved() {
-				p.Review = redact.Text(hub.ApprovalPrompt(r))
+				p.Review = redact.Text(hub.ApprovalPrompt(r, c.h.TakeoverNote(ctx, r)))
 			}
 		}
 	}
@@ -335,7 +333,6 @@ type toolRow struct {
 	Schema                 string // the input schema, indented
 	Fixes                  []string
 	Stale                  bool
-	Search                 string // what the filter matches, lowercased
 }
 
 type catalogPage struct {
@@ -351,7 +348,7 @@ func (c *Console) catalogData(q string) catalogPage {
 	cat := c.h.Catalog()
 	p := catalogPage{Query: q, Prompts: len(cat.Prompts()), Resources: len(cat.Resources()), Template: len(cat.Templates())}
 	needle := strings.ToLower(strings.TrimSpace(q))
-	for _, e := range cat.Tools() {
+	row := func(e catalog.Entry) toolRow {
 		var t struct {
 			Description string          `json:"description"`
 			InputSchema json.RawMessage `json:"inputSchema"`
@@ -366,13 +363,31 @@ func (c *Console) catalogData(q string) catalogPage {
 		if server == "" {
 			server = "(the hub)"
 		}
-		row := toolRow{Name: e.Name, Server: server, Original: e.Original, Description: redact.Text(t.Description),
+		return toolRow{Name: e.Name, Server: server, Original: e.Original, Description: redact.Text(t.Description),
 			Schema: redact.Text(schema.String()), Fixes: e.Fixes, Stale: e.Stale}
-		row.Search = strings.ToLower(row.Name + " " + row.Server + " " + row.Original + " " + row.Description)
-		if needle != "" && !strings.Contains(row.Search, needle) {
-			continue
+	}
+	if needle == "" {
+		for _, e := range cat.Tools() {
+			p.Tools = append(p.Tools, row(e))
 		}
-		p.Tools = append(p.Tools, row)
+	} else {
+		// The servers' tools ranked as hub_search_tools ranks them (a
+		// shadowed one is under Shadowed names), then the hub's own
+		// tools whose name or description holds the words.
+		ix := c.h.SearchIndex()
+		results, _ := ix.Search(q, ix.Len())
+		for _, r := range results {
+			if e, ok := cat.Tool(r.ExposedAs); ok && r.ExposedAs != "" && e.Server == r.Server {
+				p.Tools = append(p.Tools, row(e))
+			}
+		}
+		for _, e := range cat.ServerEntries("") {
+			if e.Kind == catalog.KindTool {
+				if r := row(e); strings.Contains(strings.ToLower(r.Name+" "+r.Description), needle) {
+					p.Tools = append(p.Tools, r)
+				}
+			}
+		}
 	}
 	p.Shown = len(p.Tools)
 	shadowed := cat.Shadowed()
@@ -387,10 +402,10 @@ func (c *Console) catalogData(q string) catalogPage {
 
 // pendingServer is a registration that waits for a person.
 type pendingServer struct {
-	Name        string
-	Prompt      string // the text mcp-hub approve shows
-	Fingerprint string // of the spec reviewed
-	Rejected    bool
+	Name     string
+	Prompt   string // the text mcp-hub approve shows
+	Digest   string // of the spec reviewed (hub.ApprovalDigest: keyed, never its fingerprint)
+	Rejected bool
 }
 
 // pendingChanges are an upstream's tool changes that wait for a person.
@@ -398,7 +413,7 @@ type pendingChanges struct {
 	Name        string
 	Summary     string
 	Review      string // the diff (pin's rendering), masked
-	Digest      string // of the review, so that what is approved is what was shown
+	Digest      string // of the changes shown (hub.ApprovalDigest), so that what is approved is what was shown
 	Quarantined bool
 }
 
@@ -428,13 +443,20 @@ func (c *Console) approvalsData(ctx context.Context) (approvalsPage, error) {
 				return approvalsPage{}, fmt.Errorf("cannot read the tool pins of %q: %w", r.Spec.Name, err)
 			}
 			if len(ch.Findings) > 0 {
-				review := ch.Review()
-				p.Changes = append(p.Changes, pendingChanges{Name: r.Spec.Name, Summary: ch.Summary(), Review: review,
-					Digest: digest(review), Quarantined: ch.Quarantined()})
+				d, err := c.h.ApprovalDigest(ctx, r.Spec.Name, nil, ch)
+				if err != nil {
+					return approvalsPage{}, err
+				}
+				p.Changes = append(p.Changes, pendingChanges{Name: r.Spec.Name, Summary: ch.Summary(), Review: ch.Review(),
+					Digest: d, Quarantined: ch.Quarantined()})
 			}
 			continue
 		}
-		ps := pendingServer{Name: r.Spec.Name, Prompt: redact.Text(hub.ApprovalPrompt(r)), Fingerprint: r.Spec.Fingerprint(),
+		d, err := c.h.ApprovalDigest(ctx, r.Spec.Name, &r, hub.ToolChanges{})
+		if err != nil {
+			return approvalsPage{}, err
+		}
+		ps := pendingServer{Name: r.Spec.Name, Prompt: redact.Text(hub.ApprovalPrompt(r, c.h.TakeoverNote(ctx, r))), Digest: d,
 			Rejected: r.Approval == upstream.ApprovalRejected}
 		if ps.Rejected {
 			rejected = append(rejected, ps)
@@ -459,11 +481,6 @@ func (c *Console) waiting(ctx context.Context) (int, error) {
 }
 
 // digest is a short hash of what a person was shown.
-func digest(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:12])
-}
-
 type activityPage struct {
 	Servers []serverRate
 	Calls   []hub.Call

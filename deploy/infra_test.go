@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -289,6 +290,20 @@ func httpDo(method, url, token, body string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// reviewedAt GETs the named server and returns the body of POST
+// …/approve that approves what it showed: {"digest": …}.
+func reviewedAt(t *testing.T, base, name string) string {
+	t.Helper()
+	code, body := httpDo("GET", base+"/api/servers/"+name, teamToken, "")
+	var out struct {
+		Digest string `json:"digest"`
+	}
+	if code != 200 || json.Unmarshal([]byte(body), &out) != nil || out.Digest == "" {
+		t.Fatalf("GET %s: %d %s, want its approval digest", name, code, body)
+	}
+	return fmt.Sprintf(`{"digest":%q}`, out.Digest)
 }
 
 // replicaOf records which replica answered a session's requests

@@ -166,10 +166,11 @@ func TestTeamFailover(t *testing.T) {
 		if code, body := registerAt(a.url(), name, fixture); code != 201 {
 			t.Fatalf("register %s on A: %d %s", name, code, body)
 		}
+		review := reviewedAt(t, a.url(), name) // approval binds to what GET showed
 		start := time.Now()
 		approved := make(chan string, 1)
 		go func() {
-			code, body := httpDo("POST", a.url()+"/api/servers/"+name+"/approve", teamToken, "")
+			code, body := httpDo("POST", a.url()+"/api/servers/"+name+"/approve", teamToken, review)
 			if code != 200 {
 				approved <- fmt.Sprintf("approve %s on A: %d %s", name, code, body)
 			}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/mcp-hub/mcp-hub/catalog"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
@@ -244,8 +246,10 @@ func (h *Hub) lifecycleTool(verb string) func(context.Context, *mcp.CallToolRequ
 	}
 }
 
+// errResult is an admin tool's error; its text is bounded (redact.Bound),
+// as every error the hub shows.
 func errResult(msg string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: redact.Bound(msg)}}}
 }
 
 func okResult(text string, structured any) *mcp.CallToolResult {
@@ -268,5 +272,27 @@ func actor(req *mcp.CallToolRequest) string {
 	if id := req.Session.ID(); id != "" {
 		who += "/" + id
 	}
-	return who + principal(requestToken(req))
+	return printable(who + principal(requestToken(req)))
+}
+
+// printable is who as the audit log records it: a client names itself
+// (clientInfo.name) and a token its subject, so control characters (NUL,
+// which PostgreSQL does not store in text, among them) become '?' and the
+// whole is bounded, on every store alike.
+func printable(who string) string {
+	const max = 256
+	who = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, who)
+	if len(who) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(who[cut]) {
+			cut--
+		}
+		who = who[:cut] + "…"
+	}
+	return who
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/mcp-hub/mcp-hub/telemetry"
 	"github.com/mcp-hub/mcp-hub/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -14,10 +15,12 @@ import (
 // Approval of what a registration runs: by an operator (REST, CLI), or by
 // the person at the calling client through elicitation.
 
-// opApprove approves a registration's current launch spec. It is offered to
-// authenticated operators (the REST API), never as an MCP tool: a model
-// must not approve what it registered.
-func (h *Hub) opApprove(ctx context.Context, who, name string) (adminResult, error) {
+// opApprove approves a registration's launch spec and its tool changes as
+// the person reviewed them: digest is the one GET /api/servers/{name}
+// returned with them (approvalDigestOf). It is offered to authenticated
+// operators (the REST API), never as an MCP tool: a model must not
+// approve what it registered.
+func (h *Hub) opApprove(ctx context.Context, who, name, digest string) (adminResult, error) {
 	if err := h.writable(); err != nil {
 		return adminResult{}, err
 	}
@@ -25,11 +28,20 @@ func (h *Hub) opApprove(ctx context.Context, who, name string) (adminResult, err
 	if err != nil {
 		return adminResult{}, storeGetErr(name, err)
 	}
-	// The tool changes pending now (what GET showed), approved below with
-	// the launch spec; later ones stay held until approved.
+	// The tool changes pending now, approved below with the launch spec
+	// when they are what GET showed; later ones stay held until approved.
 	changes, err := h.changesOf(ctx, name)
 	if err != nil {
 		return adminResult{}, errInternal("cannot read the tool pins", err)
+	}
+	if digest == "" {
+		return adminResult{}, errInvalid("digest: required: approving binds to what you reviewed; send {\"digest\": …} with the digest GET /api/servers/%s returned", name)
+	}
+	if want, err := h.approvalDigestOf(ctx, cur, changes); err != nil {
+		return adminResult{}, errInternal("cannot compute the approval digest", err)
+	} else if !SameDigest(digest, want) {
+		return adminResult{}, &adminError{http.StatusConflict, "CHANGED", fmt.Sprintf(
+			"what %q runs or lists is not what that digest was given for: it changed since (or the digest is not this hub's); nothing was approved. GET /api/servers/%s again, review it, and approve with its digest", name, name)}
 	}
 	if !cur.Approved() {
 		if err := ApproveRegistration(ctx, h.opts.Store, who, cur); errors.Is(err, ErrReviewChanged) {
@@ -58,6 +70,16 @@ func (h *Hub) opApprove(ctx context.Context, who, name string) (adminResult, err
 	return res, err
 }
 
+// approvalDigestOf is the digest of what approving r would cover now: its
+// launch spec unless approved, and its tool changes.
+func (h *Hub) approvalDigestOf(ctx context.Context, r upstream.Registration, changes ToolChanges) (string, error) {
+	var pending *upstream.Registration
+	if !r.Approved() {
+		pending = &r
+	}
+	return h.ApprovalDigest(ctx, r.Spec.Name, pending, changes)
+}
+
 // decision is the outcome of asking for approval.
 type decision int
 
@@ -79,10 +101,21 @@ func (h *Hub) elicitApprover(req *mcp.CallToolRequest) approver {
 		if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
 			return pending, nil
 		}
+		var sp *telemetry.Span // the wait for the person, under the tool call's span
+		if req.Extra != nil {
+			sp = h.tracer.Under(req.Extra.Header, "approval wait", spec.Name)
+		}
 		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{
-			Message:         approvalMessage(spec, what),
+			Meta:            sp.MetaMap(),
+			Message:         approvalMessage(spec, what, h.TakeoverNote(ctx, upstream.Registration{Spec: spec})),
 			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
 		})
+		if sp != nil {
+			if err == nil && (res.Action == "accept" || res.Action == "decline" || res.Action == "cancel") {
+				sp.SetString("mcp_hub.approval.action", res.Action)
+			}
+			sp.Finish(err)
+		}
 		if err != nil {
 			// The client claimed elicitation but could not do it: fall back
 			// to the terminal.
@@ -98,8 +131,11 @@ func (h *Hub) elicitApprover(req *mcp.CallToolRequest) approver {
 
 // approvalMessage shows a person exactly what would run, never truncated,
 // with warnings for what deserves a second look.
-func approvalMessage(spec upstream.Spec, what string) string {
+func approvalMessage(spec upstream.Spec, what, takeover string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "An AI client asks mcp-hub to %s the MCP server %q. Approve only if you asked for this. Approving lets it:\n\n%s", what, spec.Name, spec.Review())
+	if takeover != "" {
+		b.WriteString("\n\n" + takeover)
+	}
 	return b.String()
 }

@@ -180,6 +180,10 @@ func (h *Hub) opGet(ctx context.Context, name string) (adminResult, error) {
 	if review != "" {
 		text += "\napproving it lets it:\n" + indentLines(review)
 		data["review"] = review
+		if n := h.TakeoverNote(ctx, upstream.Registration{Spec: spec}); n != "" {
+			text += "\n" + n
+			data["takeover"] = n
+		}
 	}
 	if t := scopeText(view); t != "" {
 		text += "\nclient sessions: " + t

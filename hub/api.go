@@ -1,8 +1,11 @@
 package hub
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -20,7 +23,8 @@ import (
 //	POST   /api/servers/{name}/connect     connect now
 //	POST   /api/servers/{name}/disconnect  disconnect and keep down
 //	POST   /api/servers/{name}/restart     restart now
-//	POST   /api/servers/{name}/approve     approve what it runs (always needs the token)
+//	POST   /api/servers/{name}/approve     approve what GET showed (body {"digest": …} from GET;
+//	                                       always needs the token)
 //
 // Bodies are application/json only (415), and requests a browser marks as
 // cross-origin are refused (403): see checkAPIRequest.
@@ -44,6 +48,9 @@ func (f *httpFront) adminRoutes(mux *http.ServeMux) {
 	})
 	mux.HandleFunc("GET /api/servers/{name}", func(w http.ResponseWriter, r *http.Request) {
 		res, err := h.opGet(r.Context(), r.PathValue("name"))
+		if err == nil {
+			err = h.addApprovalDigest(r.Context(), r.PathValue("name"), &res)
+		}
 		writeAPI(w, http.StatusOK, r.PathValue("name"), res, err)
 	})
 	mux.HandleFunc("PUT /api/servers/{name}", func(w http.ResponseWriter, r *http.Request) {
@@ -69,9 +76,67 @@ func (f *httpFront) adminRoutes(mux *http.ServeMux) {
 		if !f.checkApprover(w, r) {
 			return
 		}
-		res, err := h.opApprove(r.Context(), who(r), r.PathValue("name"))
+		digest, ok := f.approveBody(w, r)
+		if !ok {
+			return
+		}
+		res, err := h.opApprove(r.Context(), who(r), r.PathValue("name"), digest)
 		writeAPI(w, http.StatusOK, r.PathValue("name"), res, err)
 	})
+}
+
+// approveBody reads POST …/approve's body, {"digest": "…"}: the digest GET
+// returned with what the person reviewed ("" when the body has none;
+// opApprove refuses that).
+func (f *httpFront) approveBody(w http.ResponseWriter, r *http.Request) (string, bool) {
+	name := r.PathValue("name")
+	body, ok := f.readBody(w, r)
+	if !ok {
+		return "", false
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return "", true
+	}
+	var req struct {
+		Digest *string `json:"digest"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		writeAPI(w, 0, name, adminResult{}, errInvalid("the body must be {\"digest\": \"…\"}, the digest GET /api/servers/%s returned: %v", name, err))
+		return "", false
+	}
+	if req.Digest == nil {
+		return "", true
+	}
+	return *req.Digest, true
+}
+
+// addApprovalDigest adds to GET /api/servers/{name}'s answer the digest
+// POST …/approve takes: of what approving it would cover now (its launch
+// spec unless approved, its tool changes), keyed (ApprovalDigest). A hub
+// without a store approves nothing: it has none.
+func (h *Hub) addApprovalDigest(ctx context.Context, name string, res *adminResult) error {
+	if h.opts.Store == nil {
+		return nil
+	}
+	cur, err := h.opts.Store.Get(ctx, name)
+	if err != nil {
+		return nil // broken or gone: opGet said what it could, and approve refuses
+	}
+	changes, err := h.changesOf(ctx, name)
+	if err != nil {
+		return errInternal("cannot read the tool pins", err)
+	}
+	d, err := h.approvalDigestOf(ctx, cur, changes)
+	if err != nil {
+		return errInternal("cannot compute the approval digest", err)
+	}
+	res.data["digest"] = d
+	if !cur.Approved() || len(changes.Findings) > 0 {
+		res.text += fmt.Sprintf("\nto approve what this shows: POST /api/servers/%s/approve with {\"digest\": %q}", name, d)
+	}
+	return nil
 }
 
 // apiArgs reads a JSON object body and checks it against the schema of the
@@ -127,7 +192,7 @@ func writeAPI(w http.ResponseWriter, okStatus int, server string, res adminResul
 		errors.As(err, &ae)
 		w.WriteHeader(ae.status)
 		_ = json.NewEncoder(w).Encode(map[string]any{
-			"error": ae.code, "message": redact.Text(ae.msg), "server": server, "timestamp": time.Now().UTC().Format(time.RFC3339),
+			"error": ae.code, "message": redact.Error(ae.msg), "server": redact.Bound(server), "timestamp": time.Now().UTC().Format(time.RFC3339),
 		})
 		return
 	}

@@ -87,7 +87,7 @@ func TestAdminAPI(t *testing.T) {
 	if code, out := apiDo(t, "POST", api+"/viaapi/connect", "", testToken); code != 409 || out["error"] != "NOT_APPROVED" {
 		t.Errorf("connect before approval: %d %v", code, out)
 	}
-	code, out = apiDo(t, "POST", api+"/viaapi/approve", "", testToken)
+	code, out = apiJSON(t, "POST", api+"/viaapi/approve", reviewed(t, api, "viaapi"))
 	if code != 200 || apiSettled(t, api, "viaapi", out)["state"] != "CONNECTED" {
 		t.Fatalf("approve: %d %v", code, out)
 	}

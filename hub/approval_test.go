@@ -33,10 +33,23 @@ func apiJSON(t *testing.T, method, url string, body any) (int, map[string]any) {
 	return apiDo(t, method, url, s, testToken)
 }
 
-// apiApprove approves name over REST and waits until it is connected.
+// reviewed GETs name over REST and returns the body of POST …/approve
+// that approves what GET showed: its digest.
+func reviewed(t *testing.T, api, name string) map[string]any {
+	t.Helper()
+	code, out := apiJSON(t, "GET", api+"/"+name, nil)
+	d, _ := out["digest"].(string)
+	if code != 200 || d == "" {
+		t.Fatalf("GET %s: %d %v, want its approval digest", name, code, out)
+	}
+	return map[string]any{"digest": d}
+}
+
+// apiApprove approves name over REST, as GET shows it, and waits until it
+// is connected.
 func apiApprove(t *testing.T, api, name string) map[string]any {
 	t.Helper()
-	code, out := apiJSON(t, "POST", api+"/"+name+"/approve", nil)
+	code, out := apiJSON(t, "POST", api+"/"+name+"/approve", reviewed(t, api, name))
 	if code != 200 || apiSettled(t, api, name, out)["state"] != "CONNECTED" {
 		t.Fatalf("approve %s: %d %v", name, code, out)
 	}

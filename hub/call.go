@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/catalog"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
+	"github.com/mcp-hub/mcp-hub/telemetry"
 	"github.com/mcp-hub/mcp-hub/upstream"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -28,6 +29,7 @@ func (s *session) callTool(line []byte, m wire.Message) bool {
 		s.replyError(m.ID, jsonrpc.CodeInvalidParams, err.Error(), nil)
 		return true
 	}
+	s.traceTarget(m.ID, m.Method, p.name, "")
 	if p.name == codeToolName && s.codeOn() {
 		s.runCode(m)
 		return true
@@ -86,6 +88,7 @@ func (s *session) startCall(m wire.Message, p callParams, e catalog.Entry) {
 		s.reply(m.ID, toolResultError(fmt.Sprintf("upstream %q of tool %q was removed", e.Server, p.name)))
 		return
 	}
+	s.usedTool(e.Name)
 	var set []wire.Member
 	if e.Original != p.name {
 		set = append(set, wire.Member{Key: "name", Value: wire.AppendString(nil, e.Original)})
@@ -139,6 +142,15 @@ func (s *session) forward(m wire.Message, up *upstream.Upstream, method, label s
 	// Fast path: the upstream's reader goroutine delivers the reply
 	// straight to this session; no goroutine per call.
 	tag := &callRef{s: s, id: s.relatedID(id)}
+	if s.h.tracer != nil {
+		// A code-mode script's inner request is traced under the
+		// script's request (tag.id).
+		if tag.span, params, err = s.clientSpan(tag.id, up, method, label, params); err != nil {
+			s.h.progress.release(token)
+			s.replyError(m.ID, jsonrpc.CodeInvalidParams, err.Error(), nil)
+			return
+		}
+	}
 	done := func(r upstream.Reply, err error) {
 		if err == nil && r.Error == nil && inputRequired(r.Result) {
 			// A 2026-07-28 upstream asks for client input: answer it
@@ -146,13 +158,13 @@ func (s *session) forward(m wire.Message, up *upstream.Upstream, method, label s
 			go s.fulfil(key, id, up, method, label, token, params, r.Result, start, tag)
 			return
 		}
-		s.finish(key, id, up, method, label, token, r, err, start)
+		s.finish(key, id, up, method, label, token, r, err, start, tag.span)
 	}
 	if cancel, ok := up.TryStartTag(method, params, tag, done); ok {
 		s.setCancel(key, cancel)
 		return
 	}
-	ctx, cancel := context.WithCancel(upstream.WithTag(s.ctx, tag))
+	ctx, cancel := context.WithCancel(telemetry.ContextWith(upstream.WithTag(s.ctx, tag), tag.span))
 	s.setCancel(key, cancel)
 	go func() {
 		defer cancel()
@@ -165,18 +177,22 @@ func (s *session) forward(m wire.Message, up *upstream.Upstream, method, label s
 }
 
 // finish relays the outcome of a forwarded request to the client.
-func (s *session) finish(key, id []byte, up *upstream.Upstream, method, tool string, token []byte, r upstream.Reply, err error, start time.Time) {
+func (s *session) finish(key, id []byte, up *upstream.Upstream, method, tool string, token []byte, r upstream.Reply, err error, start time.Time, span *telemetry.Span) {
 	cancelled := s.cancelledByClient(key)
 	s.h.progress.release(token)
 	label := tool
 	if method != "tools/call" {
 		label = method // prompt names and uris are not tool labels
 	}
-	s.h.metrics.call(up.Name(), label, outcomeOf(cancelled, r, err), time.Since(start))
+	outcome := outcomeOf(cancelled, r, err)
+	s.h.metrics.call(up.Name(), label, outcome, time.Since(start))
+	if span != nil {
+		span.End(spanOutcome(outcome, r))
+	}
 	switch {
 	case cancelled:
 		// The client cancelled: it expects no response.
-		s.end(key)
+		s.endCancelled(key)
 		s.settled()
 	case err != nil:
 		var (
@@ -409,7 +425,7 @@ func (h *Hub) Notification(c *upstream.Conn, method string, params []byte, origi
 		}
 		out, err := wire.EditObject(params, []wire.Member{{Key: "progressToken", Value: r.orig}})
 		if err == nil {
-			r.s.notify("notifications/progress", out, r.req)
+			r.s.notify("notifications/progress", r.s.withSpanMeta(r.req, out), r.req)
 		}
 	}
 }

@@ -203,12 +203,10 @@ func (s *session) runCode(m wire.Message) {
 		s.h.metrics.call("hub", codeToolName, outcome, resElapsed(res))
 		s.auditDone(run, res, outcome, err)
 		if cancelled {
-			s.end(key)
+			s.endCancelled(key)
 			s.settled()
 			return
 		}
-		// The answer's text (result and log lines) obeys the output limit
-		// of any tool's.
 		// The answer's text (result and log lines) obeys the output limit
 		// of any tool's.
 		s.reply(m.ID, limitOutput(codemode.Answer(res, err), s.h.opts.MaxToolOutputLength))
@@ -372,9 +370,9 @@ func (s *session) enableCodeMode(m wire.Message) {
 	fr := &fwdRequest{cancelled: make(chan struct{})}
 	s.setCancel(key, func() { fr.once.Do(func() { close(fr.cancelled) }) })
 	go func() {
-		result, errObj, err := s.ask(fr, "elicitation/create", params, m.ID, policyAskTimeout)
+		result, errObj, err := s.ask(fr, s.spanOf(m.ID), "elicitation/create", params, m.ID, policyAskTimeout)
 		if s.cancelledByClient(key) {
-			s.end(key)
+			s.endCancelled(key)
 			s.settled()
 			return
 		}

@@ -1,11 +1,8 @@
 package hub
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/mcp-hub/mcp-hub/catalog"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
@@ -30,12 +27,13 @@ const (
 func discoveryTools() []catalog.Item {
 	tools := []map[string]any{{
 		"name": searchToolName,
-		"description": "Search the tools of every MCP server behind this hub, including ones added after this conversation's tool list was made. " +
-			"Returns matching tools with their server, name and input schema; call one with hub_call_tool.",
+		"description": "Find the tools of the MCP servers behind this hub for what you want to do, described in plain words, " +
+			"including tools not in your tool list. Returns the best matches with their server, name and input schema; call one with hub_call_tool.",
 		"inputSchema": map[string]any{"type": "object", "additionalProperties": false, "required": []string{"query"},
 			"properties": map[string]any{
-				"query": map[string]any{"type": "string", "description": "words to look for in tool names and descriptions; empty lists every tool"},
-				"limit": map[string]any{"type": "integer", "minimum": 1, "maximum": 100, "description": "most tools to return (default 20)"},
+				"query":  map[string]any{"type": "string", "description": "what you want to do, in plain words; empty lists every tool"},
+				"limit":  map[string]any{"type": "integer", "minimum": 1, "maximum": 100, "description": "most tools to return (default 10)"},
+				"offset": map[string]any{"type": "integer", "minimum": 0, "description": "tools to skip, for the next page"},
 			}},
 	}, {
 		"name": callToolName,
@@ -88,16 +86,6 @@ func toolArgs(params []byte) ([]byte, error) {
 	return args, nil
 }
 
-// found is one hub_search_tools match.
-type found struct {
-	Server      string          `json:"server"`
-	Tool        string          `json:"tool"`
-	ExposedAs   string          `json:"exposedAs,omitempty"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"inputSchema"`
-	score       int
-}
-
 // upstreamTools calls fn for each tool of each running upstream that its
 // filter lets through, with the name it is exposed as ("" when shadowed).
 func (h *Hub) upstreamTools(fn func(up *upstream.Upstream, it catalog.Item, exposed string)) {
@@ -121,88 +109,6 @@ func (h *Hub) upstreamTools(fn func(up *upstream.Upstream, it catalog.Item, expo
 			}
 		}
 	}
-}
-
-func (s *session) searchTools(m wire.Message) {
-	args, err := toolArgs(m.Params)
-	if err != nil {
-		s.reply(m.ID, toolResultError(err.Error()))
-		return
-	}
-	var a struct {
-		Query string `json:"query"`
-		Limit int    `json:"limit"`
-	}
-	if err := json.Unmarshal(args, &a); err != nil {
-		s.reply(m.ID, toolResultError("arguments: "+err.Error()))
-		return
-	}
-	if a.Limit <= 0 || a.Limit > 100 {
-		a.Limit = 20
-	}
-	words := strings.Fields(strings.ToLower(a.Query))
-	var hits []found
-	s.h.upstreamTools(func(up *upstream.Upstream, it catalog.Item, exposed string) {
-		var t struct {
-			Description string          `json:"description"`
-			InputSchema json.RawMessage `json:"inputSchema"`
-		}
-		_ = json.Unmarshal(it.Raw, &t)
-		name, desc := strings.ToLower(it.Key), strings.ToLower(t.Description)
-		score := 0
-		for _, w := range words {
-			switch {
-			case strings.Contains(name, w):
-				score += 3
-			case strings.Contains(desc, w) || strings.Contains(strings.ToLower(up.Name()), w):
-				score++
-			default:
-				return // every word must match somewhere
-			}
-		}
-		hits = append(hits, found{Server: up.Name(), Tool: it.Key, ExposedAs: exposed, Description: t.Description, InputSchema: t.InputSchema, score: score})
-	})
-	slices.SortFunc(hits, func(x, y found) int {
-		if x.score != y.score {
-			return y.score - x.score
-		}
-		if c := strings.Compare(x.Server, y.Server); c != 0 {
-			return c
-		}
-		return strings.Compare(x.Tool, y.Tool)
-	})
-	total := len(hits)
-	if len(hits) > a.Limit {
-		hits = hits[:a.Limit]
-	}
-	var text strings.Builder
-	fmt.Fprintf(&text, "%d tools match", total)
-	if total > len(hits) {
-		fmt.Fprintf(&text, " (showing %d)", len(hits))
-	}
-	text.WriteString(". Call one with hub_call_tool {server, tool, arguments}.\n")
-	for _, f := range hits {
-		fmt.Fprintf(&text, "\n- server %q, tool %q", f.Server, f.Tool)
-		if f.ExposedAs != "" && f.ExposedAs != f.Tool {
-			fmt.Fprintf(&text, " (listed as %q)", f.ExposedAs)
-		}
-		if f.Description != "" {
-			fmt.Fprintf(&text, ": %s", f.Description)
-		}
-		fmt.Fprintf(&text, "\n  input schema: %s", f.InputSchema)
-	}
-	if hits == nil {
-		hits = []found{}
-	}
-	res, err := json.Marshal(map[string]any{
-		"content":           []map[string]string{{"type": "text", "text": text.String()}},
-		"structuredContent": map[string]any{"tools": hits, "total": total},
-	})
-	if err != nil {
-		s.reply(m.ID, toolResultError(err.Error()))
-		return
-	}
-	s.reply(m.ID, res)
 }
 
 // callUpstreamTool handles hub_call_tool: it forwards tools/call to the
@@ -248,6 +154,7 @@ func (s *session) callUpstreamTool(m wire.Message) {
 		s.reply(m.ID, toolResultError(fmt.Sprintf("hub_call_tool: MCP server %q has no tool %q (or the hub's filters hide it); hub_search_tools lists what there is", server, tool)))
 		return
 	}
+	s.usedUpstreamTool(server, tool)
 	params := []byte(`{"name":`)
 	params = wire.AppendString(params, tool)
 	params = append(params, `,"arguments":`...)

@@ -13,8 +13,12 @@
 // carries the id exactly as the client wrote it (ids.go).
 //
 // A catalog is rebuilt whenever an upstream connects, drops or reports a list
-// change, swapped in atomically, and announced to every session with
-// notifications/tools/list_changed.
+// change, swapped in atomically with its search index (package toolsearch;
+// only the servers that changed are indexed again), and announced to every
+// session with notifications/tools/list_changed. With Options.Expose in
+// search mode a session's tools/list holds the hub's own tools, the
+// always-listed ones and those it found and called, and it is told only of
+// changes to that list (search.go).
 //
 // An upstream serves every session from one instance, or, with scope
 // session (or auto, once it asked something the hub could not attribute),

@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/mcp-hub/mcp-hub/catalog"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -147,7 +148,7 @@ func (s *session) readResource(m wire.Message) {
 }
 
 func (s *session) resourceNotFound(id []byte, uri string) {
-	data := wire.AppendString([]byte(`{"uri":`), uri)
+	data := wire.AppendString([]byte(`{"uri":`), redact.Bound(uri))
 	data = append(data, '}')
 	s.replyError(id, codeResourceNotFound, fmt.Sprintf("resource not found: %q", uri), data)
 }

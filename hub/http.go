@@ -49,6 +49,11 @@ type HTTPOptions struct {
 	// client's session replaces the least recently used idle one (no
 	// request in flight, no open stream); when none is idle it gets 503.
 	MaxSessions int
+	// MaxSessionsPerSubject caps the sessions of one token subject with
+	// Auth (MaxSessions/4, at least 1). A subject at its cap, or at
+	// MaxSessions, replaces its own least recently used idle session
+	// first: one user's clients cannot push another user's sessions out.
+	MaxSessionsPerSubject int
 	// SessionIdleTimeout closes sessions idle this long (30m).
 	SessionIdleTimeout time.Duration
 	// KeepAlive is how often idle SSE streams get a comment line (15s).
@@ -102,6 +107,9 @@ func (h *Hub) HTTPHandler(opts *HTTPOptions) (http.Handler, error) {
 	}
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = 64
+	}
+	if o.MaxSessionsPerSubject <= 0 {
+		o.MaxSessionsPerSubject = max(o.MaxSessions/4, 1)
 	}
 	if o.SessionIdleTimeout <= 0 {
 		o.SessionIdleTimeout = 30 * time.Minute

@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -113,26 +114,25 @@ func (hs *httpSession) send(m outMsg) error {
 
 var errSessionClosed = errors.New("session closed")
 
-// newHTTPSession registers a session; the caller must call end on it once
-// its first request is handled (or its stream is open). At the session cap
-// the least recently used idle session is closed to make room; when none is
-// idle, it returns errTooManySessions.
-func (f *httpFront) newHTTPSession(ctx context.Context, legacy bool) (*httpSession, error) {
-	hs := &httpSession{front: f, id: rand.Text(), legacy: legacy, pending: map[string]*postWait{}, active: 1, lastActive: time.Now()}
+// newHTTPSession registers a session of the token subject sub ("" without
+// auth); the caller must call end on it once its first request is handled
+// (or its stream is open). At the session cap, or sub's cap (auth), the
+// least recently used idle session is closed to make room, sub's own
+// first (see makeRoomLocked); when none may go, it returns
+// errTooManySessions.
+func (f *httpFront) newHTTPSession(ctx context.Context, legacy bool, sub string) (*httpSession, error) {
+	hs := &httpSession{front: f, id: rand.Text(), legacy: legacy, sub: sub, pending: map[string]*postWait{}, active: 1, lastActive: time.Now()}
 	f.mu.Lock()
-	var evicted *httpSession
-	var idleFor time.Duration
-	if len(f.sessions) >= f.opts.MaxSessions {
-		if evicted, idleFor = f.evictLocked(); evicted == nil {
-			f.mu.Unlock()
-			return nil, errTooManySessions
-		}
+	evicted, idleFor, limit, err := f.makeRoomLocked(sub)
+	if err != nil {
+		f.mu.Unlock()
+		return nil, err
 	}
 	f.sessions[hs.id] = hs
 	f.mu.Unlock()
 	if evicted != nil {
 		f.logger.Info("session limit reached: closed the least recently used idle session for a new client (it gets 404 and initializes again)",
-			"session", shortID(evicted.id), "idle", idleFor.Round(time.Second), "limit", f.opts.MaxSessions)
+			"session", shortID(evicted.id), "idle", idleFor.Round(time.Second), "limit", limit)
 		f.closeSession(evicted, true)
 	}
 	s, err := f.h.newSession(context.WithoutCancel(ctx), hs.id, hs)
@@ -150,6 +150,29 @@ func (f *httpFront) newHTTPSession(ctx context.Context, legacy bool) (*httpSessi
 }
 
 var errTooManySessions = errors.New("too many sessions")
+
+// subjectOf is the token subject of r ("" without auth).
+func subjectOf(r *http.Request) string {
+	if ti := tokenInfo(r.Context()); ti != nil {
+		return ti.UserID
+	}
+	return ""
+}
+
+// sessionRefused answers an initialize that got no session.
+func (f *httpFront) sessionRefused(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, errSubjectSessions):
+		w.Header().Set("Retry-After", "5")
+		rpcHTTPError(w, http.StatusServiceUnavailable, fmt.Sprintf(
+			"you have %d sessions with this hub, all of them busy (the most one user may have); close one or try again shortly", f.opts.MaxSessionsPerSubject))
+	case errors.Is(err, errTooManySessions):
+		w.Header().Set("Retry-After", "5")
+		rpcHTTPError(w, http.StatusServiceUnavailable, "the hub has too many sessions, all of them busy; try again shortly")
+	default:
+		rpcHTTPError(w, http.StatusInternalServerError, err.Error())
+	}
+}
 
 func (f *httpFront) session(id string) *httpSession {
 	f.mu.Lock()

@@ -128,17 +128,11 @@ func (f *httpFront) streamablePost(w http.ResponseWriter, r *http.Request, sid s
 	var hs *httpSession
 	switch {
 	case sid == "" && m.Method == "initialize":
-		if hs, err = f.newHTTPSession(r.Context(), false); err != nil {
-			if errors.Is(err, errTooManySessions) {
-				w.Header().Set("Retry-After", "5")
-				rpcHTTPError(w, http.StatusServiceUnavailable, "the hub has too many sessions, all of them busy; try again shortly")
-				return
-			}
-			rpcHTTPError(w, http.StatusInternalServerError, err.Error())
+		if hs, err = f.newHTTPSession(r.Context(), false, subjectOf(r)); err != nil {
+			f.sessionRefused(w, err)
 			return
 		}
 		if ti := tokenInfo(r.Context()); ti != nil {
-			hs.sub = ti.UserID
 			hs.s.token.Store(ti)
 		}
 		w.Header().Set("Mcp-Session-Id", hs.id)
@@ -153,7 +147,7 @@ func (f *httpFront) streamablePost(w http.ResponseWriter, r *http.Request, sid s
 	}
 	defer hs.end() // newHTTPSession began the first request
 	if !m.IsRequest() {
-		hs.s.handle(body)
+		hs.s.handleWith(body, r.Header)
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -173,7 +167,7 @@ func (f *httpFront) streamablePost(w http.ResponseWriter, r *http.Request, sid s
 	}
 	hs.pending[key] = p
 	hs.mu.Unlock()
-	hs.s.handle(body)
+	hs.s.handleWith(body, r.Header)
 	f.awaitResponse(w, r, hs, key, p)
 }
 
@@ -359,19 +353,13 @@ func (f *httpFront) pumpStream(w http.ResponseWriter, r *http.Request, hs *httpS
 // serveSSE implements the legacy HTTP+SSE transport: the GET stream is the
 // session; messages are POSTed to /message?sessionId=….
 func (f *httpFront) serveSSE(w http.ResponseWriter, r *http.Request) {
-	hs, err := f.newHTTPSession(r.Context(), true)
+	hs, err := f.newHTTPSession(r.Context(), true, subjectOf(r))
 	if err != nil {
-		if errors.Is(err, errTooManySessions) {
-			w.Header().Set("Retry-After", "5")
-			rpcHTTPError(w, http.StatusServiceUnavailable, "the hub has too many sessions, all of them busy; try again shortly")
-			return
-		}
-		rpcHTTPError(w, http.StatusInternalServerError, err.Error())
+		f.sessionRefused(w, err)
 		return
 	}
 	defer f.dropSession(hs)
 	if ti := tokenInfo(r.Context()); ti != nil {
-		hs.sub = ti.UserID
 		hs.s.token.Store(ti)
 	}
 	st := &sseStream{ch: make(chan []byte, 4096)}
@@ -402,6 +390,6 @@ func (f *httpFront) serveSSEMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hs.touch()
-	hs.s.handle(body)
+	hs.s.handleWith(body, r.Header)
 	w.WriteHeader(http.StatusAccepted)
 }

@@ -302,7 +302,9 @@ func TestAdminAPICSRF(t *testing.T) {
 			if !mode.hasTok {
 				return
 			}
-			code, out := apiReq(t, "POST", api+"/target/approve", "", with(map[string]string{"Origin": own, "Authorization": "bearer " + testToken}, false))
+			approver := with(map[string]string{"Origin": own, "Authorization": "bearer " + testToken, "Content-Type": "application/json"}, false)
+			_, shown := apiReq(t, "GET", api+"/target", "", approver)
+			code, out := apiReq(t, "POST", api+"/target/approve", fmt.Sprintf(`{"digest":%q}`, shown["digest"]), approver)
 			if code != 200 || !approved() {
 				t.Errorf("same-origin approve with the token: %d %v", code, out)
 			}

@@ -15,7 +15,10 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/catalog"
 	"github.com/mcp-hub/mcp-hub/codemode"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
+	"github.com/mcp-hub/mcp-hub/telemetry"
 	"github.com/mcp-hub/mcp-hub/toolpolicy"
+	"github.com/mcp-hub/mcp-hub/toolsearch"
 	"github.com/mcp-hub/mcp-hub/upstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -41,6 +44,10 @@ type Options struct {
 	Upstream upstream.Options
 	// Instructions are sent to clients in initialize.
 	Instructions string
+	// Expose says which tools tools/list holds: every tool (the default),
+	// or, in search mode, the hub's own, a few always listed and those a
+	// session found and called (search.go).
+	Expose toolsearch.Exposure
 
 	// Store keeps registrations, approvals and capability caches. Nil
 	// means none: upstreams come from code (AddUpstream) or Start's config
@@ -72,6 +79,9 @@ type Options struct {
 	// supports URL elicitation (nil: clients are told to run mcp-hub
 	// login). See LoginFunc.
 	Login LoginFunc
+	// Tracer traces requests through the hub (package telemetry); nil:
+	// tracing is off.
+	Tracer *telemetry.Tracer
 }
 
 // Hub is an MCP server that serves the merged catalog of its upstreams. It
@@ -98,13 +108,15 @@ type Hub struct {
 	logs        upstreamLogs
 	adminWrites writeLimiter
 	metrics     *metrics
-	code        *codemode.Runner // runs hub_run_code's scripts
-	mgrOpts     upstream.Options // the manager's effective options
-	saveKick    chan struct{}    // capacity 1: wakes saveLoop
-	wg          sync.WaitGroup   // followStore, saveLoop
-	starting    atomic.Bool      // Start is running: not ready
-	reconcileMu sync.Mutex       // serializes reconcile
-	pins        pinState         // tool pins and what they hold back
+	tracer      *telemetry.Tracer // nil: tracing is off
+	code        *codemode.Runner  // runs hub_run_code's scripts
+	mgrOpts     upstream.Options  // the manager's effective options
+	saveKick    chan struct{}     // capacity 1: wakes saveLoop
+	wg          sync.WaitGroup    // followStore, saveLoop
+	starting    atomic.Bool       // Start is running: not ready
+	reconcileMu sync.Mutex        // serializes reconcile
+	pins        pinState          // tool pins and what they hold back
+	digests     digestKey         // the key of the digests approvals are bound to
 	// statelessAsks are the requests the hub sent stateless clients, by
 	// raw id, to the session that waits for the answer.
 	statelessAsks sync.Map
@@ -127,6 +139,12 @@ type Hub struct {
 type catalogState struct {
 	cat     *catalog.Catalog
 	version uint64
+	search  *toolsearch.Index // the catalog's tools, for hub_search_tools
+	// searching is set when tools/list is served in search mode; listed
+	// and listResult are then its tools before any session's own.
+	searching  bool
+	listed     []catalog.Entry
+	listResult []byte
 }
 
 // parsedInventory caches an upstream's parsed items per inventory version.
@@ -178,6 +196,9 @@ func New(opts *Options) (*Hub, error) {
 	if o.StorePoll <= 0 {
 		o.StorePoll = time.Second
 	}
+	if err := o.Expose.Check(); err != nil {
+		return nil, err
+	}
 	switch o.CodeMode.Mode {
 	case "":
 		o.CodeMode.Mode = CodeModeOff
@@ -207,6 +228,7 @@ func New(opts *Options) (*Hub, error) {
 		changed:  make(chan struct{}),
 		saveKick: make(chan struct{}, 1),
 		metrics:  newMetrics(),
+		tracer:   o.Tracer,
 		code:     codemode.NewRunner(o.CodeMode.Limits),
 	}
 	h.logs.level = noLevel
@@ -250,7 +272,8 @@ func New(opts *Options) (*Hub, error) {
 		},
 	})
 	h.opts.Catalog.Own = append(append(h.registerAdminTools(), discoveryTools()...), h.codeTools()...)
-	h.cat.Store(&catalogState{cat: catalog.Build(nil, h.catalogOptions())})
+	h.server.AddReceivingMiddleware(h.searchInstructions)
+	h.cat.Store(h.newCatalogState(catalog.Build(nil, h.catalogOptions()), nil, nil, nil))
 	go h.rebuildLoop()
 	return h, nil
 }
@@ -381,6 +404,7 @@ func (h *Hub) rebuildLoop() {
 func (h *Hub) rebuildNow() {
 	gen := h.mgr.Generation() // before reading the upstreams
 	var srcs []catalog.Source
+	descs := map[string]string{}
 	for _, u := range h.mgr.List() {
 		st := u.Status()
 		if st.State == upstream.StateDisabled || st.Manual {
@@ -393,6 +417,7 @@ func (h *Hub) rebuildNow() {
 		}
 		p := h.vetted(u.Name(), inv) // without what the trust policy holds back
 		spec := u.Spec()
+		descs[u.Name()] = toolsearch.ServerDescription(spec.Description, inv.ServerInfo)
 		srcs = append(srcs, catalog.Source{
 			Server:    u.Name(),
 			Tools:     p.tools,
@@ -416,7 +441,8 @@ func (h *Hub) rebuildNow() {
 	next.ResourcesResult()
 	next.TemplatesResult()
 	h.logShadows(next)
-	h.cat.Store(&catalogState{cat: next, version: prev.version + 1})
+	st := h.newCatalogState(next, srcs, descs, prev)
+	h.cat.Store(st)
 	h.doneGen.Store(gen)
 	h.metrics.observe(h)
 
@@ -429,7 +455,7 @@ func (h *Hub) rebuildNow() {
 	}
 	h.mu.Unlock()
 	for _, s := range sessions {
-		if toolsChanged {
+		if s.toolsChanged(prev, st, toolsChanged) {
 			s.notify("notifications/tools/list_changed", nil, nil)
 		}
 		if promptsChanged {
@@ -586,7 +612,7 @@ func (h *Hub) removeSession(s *session) {
 // complete: a tool error (isError), so the model sees why.
 func toolResultError(msg string) []byte {
 	b, _ := json.Marshal(map[string]any{
-		"content": []map[string]string{{"type": "text", "text": msg}},
+		"content": []map[string]string{{"type": "text", "text": redact.Bound(msg)}},
 		"isError": true,
 	})
 	return b

@@ -13,7 +13,11 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/internal/testbin"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/mcp-hub/mcp-hub/internal/wire"
+	"github.com/mcp-hub/mcp-hub/telemetry"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -156,14 +160,34 @@ func TestForwardsAndLists(t *testing.T) {
 	}
 }
 
+// BenchmarkCallEcho measures one tools/call through an in-process stdio
+// session to the fixture, with tracing off and on (spans batched to an
+// exporter that drops them: what the hub pays, the export's network aside;
+// the client sends a traceparent in _meta, as a traced client does).
 func BenchmarkCallEcho(b *testing.B) {
-	_, c := startHub(b, nil, fixtureSpec("a", "-only", "echo,big"))
-	c.call(b, 1000, "tools/list", `{}`)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := range b.N {
-		c.call(b, 2000+i, "tools/call", `{"name":"echo","arguments":{"msg":"hello"}}`)
+	for _, traced := range []bool{false, true} {
+		name, opts, params := "off", &Options{}, `{"name":"echo","arguments":{"msg":"hello"}}`
+		if traced {
+			name, opts.Tracer = "traced", benchTracer(b)
+			params = `{"name":"echo","arguments":{"msg":"hello"},"_meta":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}`
+		}
+		b.Run(name, func(b *testing.B) {
+			_, c := startHub(b, opts, fixtureSpec("a", "-only", "echo,big"))
+			c.call(b, 1000, "tools/list", `{}`)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				c.call(b, 2000+i, "tools/call", params)
+			}
+		})
 	}
+}
+
+// benchTracer batches spans to an exporter that drops them.
+func benchTracer(tb testing.TB) *telemetry.Tracer {
+	tr := telemetry.NewTracer(sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter())))
+	tb.Cleanup(func() { _ = tr.Shutdown(context.Background()) })
+	return tr
 }
 
 func BenchmarkCallEchoParallel(b *testing.B) {

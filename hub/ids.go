@@ -154,10 +154,18 @@ func (s *session) end(key []byte) *call {
 	return c
 }
 
-// respond sends the answer to the client request id and frees the id. The
-// answer of a code-mode script's inner request goes to the script.
-func (s *session) respond(id, data []byte) {
-	if c := s.end(idKey(id)); c != nil && c.sink != nil {
+// respond sends the answer to the client request id and frees the id;
+// code is the JSON-RPC error code of an error answer (0 for a result), for
+// the request's span. The answer of a code-mode script's inner request goes
+// to the script.
+func (s *session) respond(id, data []byte, code int64) {
+	c := s.end(idKey(id))
+	if c != nil {
+		// Before the answer leaves: a client that has it finds the span
+		// ended (and, with a synchronous exporter, exported).
+		endSpan(c.span, data, code)
+	}
+	if c != nil && c.sink != nil {
 		c.sink(data)
 	} else {
 		_ = s.out.send(outMsg{data: data, respTo: id})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/internal/wire"
+	"github.com/mcp-hub/mcp-hub/telemetry"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -36,10 +37,10 @@ func (s *session) fulfil(key, id []byte, up *upstream.Upstream, method, label st
 	if s.stateless != nil {
 		// A stateless client takes the input_required result itself and
 		// calls again with the answers: any replica can serve that call.
-		s.passInputRequired(key, id, up, method, label, token, result, start)
+		s.passInputRequired(key, id, up, method, label, token, result, start, tag.span)
 		return
 	}
-	ctx, cancel := context.WithCancel(upstream.WithTag(s.ctx, tag))
+	ctx, cancel := context.WithCancel(telemetry.ContextWith(upstream.WithTag(s.ctx, tag), tag.span))
 	defer cancel()
 	s.setCancel(key, cancel)
 	// The client's cancel (or the session's end) also ends a pending ask.
@@ -53,7 +54,7 @@ func (s *session) fulfil(key, id []byte, up *upstream.Upstream, method, label st
 		timeout = s.h.mgr.Options().CallTimeout
 	}
 	fail := func(msg string) {
-		s.finish(key, id, up, method, label, token, upstream.Reply{Result: toolResultError(msg)}, nil, start)
+		s.finish(key, id, up, method, label, token, upstream.Reply{Result: toolResultError(msg)}, nil, start, tag.span)
 	}
 	for round := 1; ; round++ {
 		if round > maxInputRounds {
@@ -82,7 +83,7 @@ func (s *session) fulfil(key, id []byte, up *upstream.Upstream, method, label st
 				refusal = msg
 				return errStop
 			}
-			res, errObj, err := s.ask(fr, reqMethod, reqParams, id, timeout)
+			res, errObj, err := s.ask(fr, tag.span, reqMethod, reqParams, id, timeout)
 			switch {
 			case err != nil:
 				return err
@@ -101,7 +102,7 @@ func (s *session) fulfil(key, id []byte, up *upstream.Upstream, method, label st
 			fail(refusal)
 			return
 		case errors.Is(err, errUpstreamCancelled):
-			s.finish(key, id, up, method, label, token, upstream.Reply{}, context.Canceled, start)
+			s.finish(key, id, up, method, label, token, upstream.Reply{}, context.Canceled, start, tag.span)
 			return
 		case err != nil:
 			fail(fmt.Sprintf("upstream %q needs client input: %v", up.Name(), err))
@@ -123,7 +124,7 @@ func (s *session) fulfil(key, id []byte, up *upstream.Upstream, method, label st
 		}
 		r, err := up.Call(ctx, method, retry)
 		if err != nil || r.Error != nil || !inputRequired(r.Result) {
-			s.finish(key, id, up, method, label, token, r, err, start)
+			s.finish(key, id, up, method, label, token, r, err, start, tag.span)
 			return
 		}
 		result = r.Result

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/mcp-hub/mcp-hub/telemetry"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -87,7 +88,7 @@ func (s *session) elicitURL(ctx context.Context, name, authURL string, related [
 	if d, ok := ctx.Deadline(); ok {
 		timeout = max(time.Until(d), time.Second)
 	}
-	result, errObj, err := s.ask(nil, "elicitation/create", params, related, timeout)
+	result, errObj, err := s.ask(nil, telemetry.FromContext(ctx), "elicitation/create", params, related, timeout)
 	switch {
 	case err != nil:
 		return err

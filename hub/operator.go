@@ -61,9 +61,9 @@ func maskErr(err error) error {
 	}
 	var ae *adminError
 	if errors.As(err, &ae) {
-		return &adminError{ae.status, ae.code, redact.Text(ae.msg)}
+		return &adminError{ae.status, ae.code, redact.Error(ae.msg)}
 	}
-	return errors.New(redact.Text(err.Error()))
+	return errors.New(redact.Error(err.Error()))
 }
 
 // ErrorStatus returns the HTTP status the REST API answers an operation's
@@ -100,14 +100,21 @@ func (h *Hub) Changed() <-chan struct{} {
 
 // ApprovalPrompt is what a person reads before approving a registration:
 // who registered it, why it waits (when the hub took an approval back),
-// and what approving lets it do ([upstream.Spec.Review]). mcp-hub approve
-// and the web console show this text.
-func ApprovalPrompt(r upstream.Registration) string {
+// what approving lets it do ([upstream.Spec.Review]), and notes (the
+// tool names it takes over: [StoredTakeoverNote]). mcp-hub approve and the
+// web console show this text.
+func ApprovalPrompt(r upstream.Registration, notes ...string) string {
 	why := ""
 	if r.ApprovalNote != "" {
 		why = " (" + r.ApprovalNote + ")"
 	}
-	return fmt.Sprintf("%q was registered by %s%s. Approving lets it:\n\n%s", r.Spec.Name, r.Source, why, indentLines(r.Spec.Review()))
+	s := fmt.Sprintf("%q was registered by %s%s. Approving lets it:\n\n%s", r.Spec.Name, r.Source, why, indentLines(r.Spec.Review()))
+	for _, n := range notes {
+		if n != "" {
+			s += "\n\n" + n
+		}
+	}
+	return s
 }
 
 // ErrReviewChanged is returned when what a registration runs changed after

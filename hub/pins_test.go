@@ -138,6 +138,13 @@ func TestPinQuarantine(t *testing.T) {
 			if !isErr || !strings.Contains(text, "mcp-hub approve pinned") {
 				t.Errorf("hub_call_tool of the quarantined tool: %v %q", isErr, text)
 			}
+			// The search never returns them (issue 28).
+			for _, q := range []string{"echo", "fresh", "returns the arguments", ""} {
+				if text, isErr := toolCall(t, cs, "hub_search_tools", map[string]any{"query": q, "limit": 100}); isErr ||
+					strings.Contains(text, `tool "echo"`) || strings.Contains(text, `tool "fresh"`) {
+					t.Errorf("hub_search_tools %q while echo and fresh are quarantined: %v %s", q, isErr, text)
+				}
+			}
 
 			_, got := apiJSON(t, "GET", api+"/"+name, nil)
 			view, _ := got["server"].(map[string]any)

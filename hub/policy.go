@@ -62,12 +62,12 @@ func (s *session) policyThen(m wire.Message, server, tool string, args func() []
 			// The person's time is not the script's.
 			resume = codemode.Pause(run.context())
 		}
-		result, errObj, err := s.ask(fr, "elicitation/create", toolpolicy.ElicitParams(req), related, policyAskTimeout)
+		result, errObj, err := s.ask(fr, s.spanOf(related), "elicitation/create", toolpolicy.ElicitParams(req), related, policyAskTimeout)
 		if resume != nil {
 			resume()
 		}
 		if s.cancelledByClient(key) {
-			s.end(key)
+			s.endCancelled(key)
 			s.settled()
 			return
 		}

@@ -85,7 +85,9 @@ func TestReplicasShareRegistry(t *testing.T) {
 	approved := make(chan struct{})
 	go func() {
 		defer close(approved)
-		apiJSON(t, "POST", apiA+"/team/approve", nil)
+		// Reviewed on B, approved on A (a load balancer may do that):
+		// the replicas share the key of the digest.
+		apiJSON(t, "POST", apiA+"/team/approve", reviewed(t, srvB.URL+"/api/servers", "team"))
 	}()
 	var applied time.Duration
 	eventually(t, 10*time.Second, "B applying the approval made on A", func() bool {
@@ -134,7 +136,7 @@ func TestReplicasShareRegistry(t *testing.T) {
 		<-changed
 	}
 	start = time.Now()
-	if code, out := apiJSON(t, "POST", apiA+"/team/approve", nil); code != 200 {
+	if code, out := apiJSON(t, "POST", apiA+"/team/approve", reviewed(t, apiA, "team")); code != 200 {
 		t.Fatalf("approve the tool change on A: %d %v", code, out)
 	}
 	eventually(t, 10*time.Second, "echo released on B", func() bool {
@@ -328,7 +330,7 @@ func TestStoreOutage(t *testing.T) {
 	if code, out := apiJSON(t, "POST", other.URL+"/api/servers", map[string]any{"name": "meanwhile", "command": fixture, "args": []string{"-only", "pid"}}); code != 201 {
 		t.Fatalf("add on the other hub: %d %v", code, out)
 	}
-	if code, out := apiJSON(t, "POST", other.URL+"/api/servers/meanwhile/approve", nil); code != 200 {
+	if code, out := apiJSON(t, "POST", other.URL+"/api/servers/meanwhile/approve", reviewed(t, other.URL+"/api/servers", "meanwhile")); code != 200 {
 		t.Fatalf("approve on the other hub: %d %v", code, out)
 	}
 

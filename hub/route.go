@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/wire"
+	"github.com/mcp-hub/mcp-hub/telemetry"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -35,15 +36,17 @@ import (
 // callRef tags a request the hub forwarded: the session that made it and
 // the raw id the client gave it.
 type callRef struct {
-	s  *session
-	id []byte
+	s    *session
+	id   []byte
+	span *telemetry.Span // the forwarded request's client span, nil when not traced
 }
 
 // attribution is the outcome of attributing an upstream message.
 type attribution struct {
-	s        *session // nil: none or ambiguous
-	related  []byte   // the client request it belongs to, when known
-	sessions int      // sessions with requests in flight to the upstream
+	s        *session        // nil: none or ambiguous
+	related  []byte          // the client request it belongs to, when known
+	span     *telemetry.Span // the client span of that request, when traced
+	sessions int             // sessions with requests in flight to the upstream
 }
 
 func attribute(c *upstream.Conn, origin []byte) attribution {
@@ -52,7 +55,7 @@ func attribute(c *upstream.Conn, origin []byte) attribution {
 	}
 	if origin != nil {
 		if ref, ok := c.Tag(origin).(*callRef); ok {
-			return attribution{s: ref.s, related: ref.id, sessions: 1}
+			return attribution{s: ref.s, related: ref.id, span: ref.span, sessions: 1}
 		}
 	}
 	var (
@@ -76,7 +79,7 @@ func attribute(c *upstream.Conn, origin []byte) attribution {
 	}
 	switch {
 	case n == 1 && len(calls) == 1:
-		return attribution{s: only, related: calls[0].id, sessions: 1}
+		return attribution{s: only, related: calls[0].id, span: calls[0].span, sessions: 1}
 	case n == 1:
 		return attribution{s: only, sessions: 1}
 	}
@@ -89,9 +92,11 @@ func attribute(c *upstream.Conn, origin []byte) attribution {
 // else, or a request the hub cannot attribute or may not forward, gets a
 // JSON-RPC error.
 func (h *Hub) Request(c *upstream.Conn, id []byte, method string, params []byte, origin []byte) {
+	var sp *telemetry.Span // the server span of the upstream's request
 	fail := func(code int64, format string, args ...any) {
 		msg := fmt.Sprintf(format, args...)
 		h.logger.Info("upstream request refused", "upstream", c.Name(), "method", method, "reason", msg)
+		sp.End(telemetry.Outcome{Code: code}) // before the answer: the upstream's work goes on at once
 		_ = c.Respond(context.Background(), id, nil, wire.AppendErrorBody(nil, code, msg, nil))
 	}
 	up, ok := h.mgr.Get(c.Name())
@@ -106,6 +111,9 @@ func (h *Hub) Request(c *upstream.Conn, id []byte, method string, params []byte,
 		return
 	}
 	a := attribute(c, origin)
+	if h.tracer != nil {
+		sp = h.upstreamRequestSpan(c, id, method, params, a)
+	}
 	if a.s == nil {
 		h.unattributed(c, method, a.sessions)
 		if method == "roots/list" && rootsAllowed(up) {
@@ -135,13 +143,15 @@ func (h *Hub) Request(c *upstream.Conn, id []byte, method string, params []byte,
 	go func() {
 		fr := h.fwd.add(c, id)
 		defer h.fwd.remove(c, id)
-		result, errObj, err := a.s.ask(fr, method, params, a.related, timeout)
+		result, errObj, err := a.s.ask(fr, sp, method, params, a.related, timeout)
 		switch {
 		case errors.Is(err, errUpstreamCancelled):
+			sp.End(telemetry.Outcome{Error: outcomeCancelled})
 			return // the upstream withdrew it: no answer is due
 		case err != nil:
 			fail(jsonrpc.CodeInternalError, "%v", err)
 		default:
+			sp.End(telemetry.Outcome{Code: rpcErrorCode(errObj)})
 			_ = c.Respond(context.Background(), id, result, errObj)
 		}
 	}()
@@ -262,7 +272,10 @@ type outReply struct {
 // ask sends a request to the client and waits for its answer, the
 // upstream's cancellation, the session's end or the timeout. related is the
 // client request it belongs to (nil: none known).
-func (s *session) ask(fr *fwdRequest, method string, params, related []byte, timeout time.Duration) (result, errObj []byte, err error) {
+//
+// parent is the span the request is asked for (nil: not traced): the
+// request carries the context of a client span under it.
+func (s *session) ask(fr *fwdRequest, parent *telemetry.Span, method string, params, related []byte, timeout time.Duration) (result, errObj []byte, err error) {
 	id := []byte(`"hub-` + strconv.FormatUint(s.h.askSeq.Add(1), 10) + `"`)
 	if s.stateless != nil {
 		// Its answer comes in a POST of its own, with no session to
@@ -285,6 +298,12 @@ func (s *session) ask(fr *fwdRequest, method string, params, related []byte, tim
 		s.mu.Lock()
 		delete(s.asks, string(id))
 		s.mu.Unlock()
+	}()
+	sp, params := s.askSpan(parent, id, method, params)
+	defer func() {
+		if sp != nil {
+			sp.End(telemetry.Outcome{Code: rpcErrorCode(errObj), Error: errorType(err)})
+		}
 	}()
 	if err := s.out.send(outMsg{data: wire.AppendRequest(nil, id, method, params), related: related}); err != nil {
 		return nil, nil, fmt.Errorf("send %s to the client: %w", method, err)

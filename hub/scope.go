@@ -237,7 +237,7 @@ func ownedAttribution(c *upstream.Conn, s *session, origin []byte) attribution {
 	a := attribution{s: s, sessions: 1}
 	if origin != nil {
 		if ref, ok := c.Tag(origin).(*callRef); ok {
-			a.related = ref.id
+			a.related, a.span = ref.id, ref.span
 			return a
 		}
 	}
@@ -251,7 +251,7 @@ func ownedAttribution(c *upstream.Conn, s *session, origin []byte) attribution {
 		}
 	}
 	if only != nil {
-		a.related = only.id
+		a.related, a.span = only.id, only.span
 	}
 	return a
 }

@@ -37,7 +37,7 @@ func TestScopeAdmin(t *testing.T) {
 	if review, _ := out["review"].(string); code != 200 || out["approval"] != "pending" || !strings.Contains(review, "one per client session (scope session)") {
 		t.Fatalf("PUT scope session: %d %v, want pending again", code, out)
 	}
-	if code, out = apiJSON(t, "POST", api+"/fx/approve", nil); code != 200 {
+	if code, out = apiJSON(t, "POST", api+"/fx/approve", reviewed(t, api, "fx")); code != 200 {
 		t.Fatalf("approve: %d %v", code, out)
 	}
 	cs := sdkSession(t, srv.URL, false, nil)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
 	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -40,10 +41,23 @@ func (s *session) toSDKMsg(line []byte, m wire.Message) {
 		}
 		id, _ := jsonrpc.MakeID(float64(n)) // exact: n stays far below 2^53
 		req := &jsonrpc.Request{ID: id, Method: m.Method, Params: m.Params}
+		var extra *mcp.RequestExtra
 		if ti := s.token.Load(); ti != nil {
 			// The verified token of the client's request, for the admin
 			// tools (admin scope, the subject in the audit log).
-			req.Extra = &mcp.RequestExtra{TokenInfo: ti}
+			extra = &mcp.RequestExtra{TokenInfo: ti}
+		}
+		if sp := s.spanOf(m.ID); sp != nil {
+			// The request's span, for the spans of what the admin
+			// tools wait for (a person's approval).
+			if extra == nil {
+				extra = &mcp.RequestExtra{}
+			}
+			extra.Header = http.Header{}
+			sp.SetHeaders(extra.Header)
+		}
+		if extra != nil {
+			req.Extra = extra
 		}
 		msg = req
 	case m.IsNotification():
@@ -133,6 +147,13 @@ func (s *session) fromSDK(resp *jsonrpc.Response) error {
 			result = []byte("null")
 		}
 		data = wire.AppendResult(make([]byte, 0, len(result)+len(c.id)+40), c.id, result)
+	}
+	if c.span != nil {
+		var code int64
+		if resp.Error != nil {
+			code, _, _ = sdkError(resp.Error)
+		}
+		endSpan(c.span, data, code)
 	}
 	err := s.out.send(outMsg{data: data, respTo: c.id})
 	s.settled()

@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/internal/framing"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
+	"github.com/mcp-hub/mcp-hub/telemetry"
 	"github.com/mcp-hub/mcp-hub/toolpolicy"
+	"github.com/mcp-hub/mcp-hub/toolsearch"
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,6 +42,7 @@ type session struct {
 	sdkErr  error
 
 	listed      atomic.Bool       // a tools/list was answered
+	found       toolsearch.Recent // tools it found and called (search mode)
 	codeMode    atomic.Bool       // the person turned code mode on for this session
 	grants      toolpolicy.Grants // tools the person allowed for the rest of the session
 	logLevel    atomic.Int32      // the level the client set (noLevel: none)
@@ -88,6 +92,9 @@ type call struct {
 	cancelled  bool   // by the client
 	sdk        int64  // the id go-sdk knows it by; 0 when the hub answers it
 	initialize bool   // it is the session's initialize
+	// span is the request's server span (nil: tracing is off); whoever
+	// removes the call from inflight ends it.
+	span *telemetry.Span
 	// sink takes the answer of a code-mode script's inner request instead
 	// of the client (code.go); script is that script.
 	sink   func([]byte)
@@ -244,7 +251,12 @@ func (s *session) settled() {
 }
 
 // handle dispatches one inbound message.
-func (s *session) handle(line []byte) {
+func (s *session) handle(line []byte) { s.handleWith(line, nil) }
+
+// handleWith dispatches one inbound message that came in an HTTP request
+// with headers h (nil: none), whose W3C trace context a request's span
+// continues when its _meta has none.
+func (s *session) handleWith(line []byte, h http.Header) {
 	m, err := wire.Parse(line)
 	if err != nil {
 		code := int64(jsonrpc.CodeParseError)
@@ -256,7 +268,7 @@ func (s *session) handle(line []byte) {
 	}
 	switch {
 	case m.IsRequest():
-		if !s.accept(m) {
+		if !s.accept(m, h) {
 			return
 		}
 		switch m.Method {
@@ -292,10 +304,14 @@ func (s *session) handle(line []byte) {
 // Request): a null id, an id in use by a request still in flight, a request
 // before initialize (but ping, and server/discover and sessionless requests
 // of 2026-07-28 clients, which go-sdk answers), a second initialize.
-func (s *session) accept(m wire.Message) bool {
+func (s *session) accept(m wire.Message, h http.Header) bool {
 	if isNull(m.ID) {
 		s.refuse(m.ID, jsonrpc.CodeInvalidRequest, "invalid request: id must be a string or a number, not null")
 		return false
+	}
+	c := &call{id: m.ID}
+	if s.h.tracer != nil {
+		c.span = s.serverSpan(m, h)
 	}
 	gate := needsInit
 	switch {
@@ -310,17 +326,20 @@ func (s *session) accept(m wire.Message) bool {
 		_ = s.out.send(outMsg{data: wire.AppendError(nil, m.ID, codeUnsupportedProtocolVersion,
 			"unsupported protocol version: this transport serves the session-era protocol (initialize first)",
 			unsupportedVersionData(legacyVersions, metaVersion(m.Params))), respTo: m.ID})
+		c.span.End(telemetry.Outcome{Code: codeUnsupportedProtocolVersion})
 		return false
 	case !s.initialized.Load() && sessionless(m.Params):
 		gate = anytime
 	}
-	err := s.begin(idKey(m.ID), &call{id: m.ID}, gate)
+	err := s.begin(idKey(m.ID), c, gate)
 	switch {
 	case err == nil:
 		return true
 	case errors.Is(err, errClosed):
+		c.span.End(telemetry.Outcome{Error: "session_closed"})
 	default:
 		s.refuse(m.ID, jsonrpc.CodeInvalidRequest, err.Error())
+		c.span.End(telemetry.Outcome{Code: jsonrpc.CodeInvalidRequest})
 	}
 	return false
 }
@@ -340,29 +359,35 @@ func (s *session) listTools(m wire.Message) {
 	s.reply(m.ID, s.toolsResult())
 }
 
-// toolsResult is the catalog's tools/list result, with hub_run_code for a
-// session that turned code mode on.
+// toolsResult is the session's tools/list result (in search mode, its
+// own: search.go), with hub_run_code for a session that turned code mode
+// on.
 func (s *session) toolsResult() []byte {
+	res := s.toolsResultOf(s.h.cat.Load())
 	if s.codeMode.Load() && s.h.opts.CodeMode.Mode != CodeModeOn {
-		return s.h.withCodeTool(s.h.Catalog().ToolsResult())
+		return s.h.withCodeTool(res)
 	}
-	return s.h.Catalog().ToolsResult()
+	return res
 }
 
 // reply, replyError and replyErrorObject answer the client request id
 // (and free the id).
 func (s *session) reply(id, result []byte) {
 	buf := make([]byte, 0, len(result)+len(id)+40)
-	s.respond(id, wire.AppendResult(buf, id, result))
+	s.respond(id, wire.AppendResult(buf, id, result), 0)
 }
 
 func (s *session) replyError(id []byte, code int64, msg string, data []byte) {
-	s.respond(id, wire.AppendError(nil, id, code, msg, data))
+	s.respond(id, wire.AppendError(nil, id, code, msg, data), code)
 }
 
 func (s *session) replyErrorObject(id, errObj []byte) {
 	buf := make([]byte, 0, len(errObj)+len(id)+40)
-	s.respond(id, wire.AppendErrorObject(buf, id, errObj))
+	var code int64
+	if s.h.tracer != nil {
+		code = rpcErrorCode(errObj)
+	}
+	s.respond(id, wire.AppendErrorObject(buf, id, errObj), code)
 }
 
 // notify sends a notification; related is the client request it belongs to
@@ -451,6 +476,7 @@ func (s *session) close() {
 		s.mu.Unlock()
 		s.cancel()
 		close(s.done)
+		s.endSpans()
 		s.h.removeSession(s)
 		if ss := s.ss.Load(); ss != nil {
 			_ = ss.Close()

@@ -14,6 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/telemetry"
+
 	"github.com/mcp-hub/mcp-hub/internal/wire"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -189,9 +191,9 @@ func listenOf(m wire.Message) *listenSub {
 // result as it is, when the hub's policy lets the upstream ask for each
 // input and the client declared what it takes; otherwise the call fails
 // with the reason.
-func (s *session) passInputRequired(key, id []byte, up *upstream.Upstream, method, label string, token, result []byte, start time.Time) {
+func (s *session) passInputRequired(key, id []byte, up *upstream.Upstream, method, label string, token, result []byte, start time.Time, span *telemetry.Span) {
 	fail := func(msg string) {
-		s.finish(key, id, up, method, label, token, upstream.Reply{Result: toolResultError(msg)}, nil, start)
+		s.finish(key, id, up, method, label, token, upstream.Reply{Result: toolResultError(msg)}, nil, start, span)
 	}
 	reqs, err := wire.Get(result, "inputRequests")
 	if err != nil || reqs == nil || reqs[0] != '{' {
@@ -220,7 +222,7 @@ func (s *session) passInputRequired(key, id []byte, up *upstream.Upstream, metho
 	case err != nil:
 		fail(fmt.Sprintf("upstream %q needs client input: %v", up.Name(), err))
 	default:
-		s.finish(key, id, up, method, label, token, upstream.Reply{Result: result}, nil, start)
+		s.finish(key, id, up, method, label, token, upstream.Reply{Result: result}, nil, start, span)
 	}
 }
 
@@ -298,7 +300,7 @@ func (f *httpFront) statelessPost(w http.ResponseWriter, r *http.Request, body [
 	if ti != nil {
 		s.token.Store(ti)
 	}
-	s.handle(body)
+	s.handleWith(body, r.Header)
 	f.awaitStateless(w, r, out)
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/internal/redirect"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -161,6 +162,7 @@ func Logout(ctx context.Context, store upstream.TokenStore, name string, client 
 	if client == nil {
 		client = &http.Client{Timeout: 30 * time.Second}
 	}
+	client = redirect.Client(client) // the tokens go to the revocation endpoint's origin only
 	revoked = true
 	for _, v := range []struct{ tok, hint string }{{t.RefreshToken, "refresh_token"}, {t.AccessToken, "access_token"}} {
 		if v.tok == "" {

@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"crypto/subtle"
 	"fmt"
 	"html"
 	"net"
@@ -35,8 +36,14 @@ func (c *Client) fetch(ctx context.Context, args *auth.AuthorizationArgs) (*auth
 	if err != nil {
 		return nil, fmt.Errorf("listen for the authorization redirect (%s): %w", c.redirect, err)
 	}
+	// The state go-sdk put into the authorization URL: only a redirect that
+	// brings it back ends the wait (go-sdk checks it again).
+	var state string
+	if u, err := url.Parse(args.URL); err == nil {
+		state = u.Query().Get("state")
+	}
 	results := make(chan callback, 1)
-	srv := &http.Server{Handler: callbackHandler(results), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: callbackHandler(results, state), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	// Shut down, not Close: the redirect's page ("logged in") is still
 	// being written when its result arrives here, and Close would cut it
@@ -74,13 +81,24 @@ func (c *Client) fetch(ctx context.Context, args *auth.AuthorizationArgs) (*auth
 	}
 }
 
-// callbackHandler serves the redirect URI: the first redirect's parameters
-// go to results.
-func callbackHandler(results chan<- callback) http.Handler {
+// callbackHandler serves the redirect URI: the first redirect that brings
+// back state (the authorization request's; any when it is "") goes to
+// results. Any other request to it (a page or another local process
+// forging the redirect) is refused, and the login goes on waiting for the
+// real one: a forged redirect neither ends the login nor shows "logged in".
+func callbackHandler(results chan<- callback, state string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /callback", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		cb := callback{code: q.Get("code"), state: q.Get("state"), iss: q.Get("iss")}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		if state != "" && subtle.ConstantTimeCompare([]byte(cb.state), []byte(state)) != 1 {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, "<!doctype html><title>mcp-hub</title><p>mcp-hub: this is not the login mcp-hub is waiting for "+
+				"(its state does not match): nothing was logged in; the login in progress goes on.</p>")
+			return
+		}
 		if e := q.Get("error"); e != "" {
 			cb.err = e
 			if d := q.Get("error_description"); d != "" {
@@ -89,8 +107,6 @@ func callbackHandler(results chan<- callback) http.Handler {
 		} else if cb.code == "" {
 			cb.err = "the redirect carried no authorization code"
 		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
 		if cb.err != "" {
 			w.WriteHeader(http.StatusBadRequest)
 			fmt.Fprintf(w, "<!doctype html><title>mcp-hub</title><p>mcp-hub: the login failed: %s</p>", html.EscapeString(cb.err))

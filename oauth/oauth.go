@@ -42,6 +42,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/mcp-hub/mcp-hub/internal/redact"
+	"github.com/mcp-hub/mcp-hub/internal/redirect"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -107,6 +108,10 @@ func New(opts Options) *Authenticator {
 		// which refuses private and link-local addresses.
 		opts.HTTPClient = &http.Client{Timeout: 30 * time.Second}
 	}
+	// Token, registration and revocation requests carry a code, a client
+	// secret or a token: they follow no redirect to another origin, and
+	// discovery none into loopback, private or link-local addresses.
+	opts.HTTPClient = redirect.Client(opts.HTTPClient)
 	if opts.AuthTimeout <= 0 {
 		opts.AuthTimeout = 5 * time.Minute
 	}

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/mcp-hub/mcp-hub/telemetry"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -175,7 +176,10 @@ func (c *Client) refresh(ctx context.Context, seen uint64, force bool) (*token, 
 		return nil, c.currentGen()
 	}
 	rctx := context.WithValue(ctx, oauth2.HTTPClient, c.a.opts.HTTPClient)
+	// Under the span of the request that needed the token, when traced.
+	_, sp := telemetry.Start(rctx, "oauth token refresh", telemetry.AttrUpstream.String(c.name))
 	ot, err := tok.cfg.TokenSource(rctx, &oauth2.Token{RefreshToken: tok.meta.RefreshToken}).Token()
+	sp.Finish(err)
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode/100 == 4 {

@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hub"
 	"github.com/mcp-hub/mcp-hub/oauth"
+	"github.com/mcp-hub/mcp-hub/toolsearch"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -134,7 +135,9 @@ func (r *Result) Connected() bool {
 type Report struct {
 	Results []*Result
 	Catalog *catalog.Catalog
-	Wait    time.Duration // the bound on waiting for the upstreams
+	// Search indexes the catalog's tools as the hub does (hub_search_tools).
+	Search *toolsearch.Index
+	Wait   time.Duration // the bound on waiting for the upstreams
 }
 
 // Run starts every target that would run, waits (bounded by the
@@ -230,6 +233,7 @@ wait:
 	}
 
 	var srcs []catalog.Source
+	descs := map[string]string{}
 	for _, r := range p.Results {
 		u := ups[r.Spec.Name]
 		if u == nil {
@@ -244,6 +248,7 @@ wait:
 		if r.Status.State == upstream.StateConnected {
 			r.Ready = r.Status.Since.Sub(started[r.Spec.Name])
 			src := catalog.Source{Server: r.Spec.Name, Filter: catalog.Filter{Allow: r.Spec.Tools.Allow, Deny: r.Spec.Tools.Deny}}
+			descs[r.Spec.Name] = toolsearch.ServerDescription(r.Spec.Description, r.Inv.ServerInfo)
 			src.Tools = parseItems(r.Inv.Tools, catalog.ParseTool, &r.Rejected)
 			src.Prompts = parseItems(r.Inv.Prompts, catalog.ParsePrompt, &r.Rejected)
 			src.Resources = parseItems(r.Inv.Resources, catalog.ParseResource, &r.Rejected)
@@ -256,6 +261,7 @@ wait:
 		Separator: cfg.CatalogSeparator,
 		Own:       ownTools(cfg),
 	})
+	p.Search = toolsearch.Build(toolsearch.FromCatalog(p.Catalog, srcs, descs), nil)
 
 	closed := make(chan struct{})
 	go func() {

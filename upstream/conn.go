@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
+	"github.com/mcp-hub/mcp-hub/telemetry"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -89,6 +90,17 @@ type waiter struct {
 }
 
 type tagKey struct{}
+
+// spanOf returns the span of a tag whose request is traced (see package
+// telemetry): the hub's tags carry the client span of the request, to
+// which the upstream reports its queue wait and retries, and whose context
+// an HTTP link sends as W3C headers.
+func spanOf(tag any) *telemetry.Span {
+	if t, ok := tag.(interface{ Span() *telemetry.Span }); ok {
+		return t.Span()
+	}
+	return nil
+}
 
 // WithTag returns a context that tags the requests made with it ([Conn.Call],
 // [Upstream.Call]), so that notifications and requests the upstream sends
@@ -225,7 +237,7 @@ func (c *Conn) Start(method string, params []byte, timeout time.Duration, tag an
 		}
 		return nil, err
 	}
-	if err := c.link.send(context.Background(), requestMsg(id, method, params)); err != nil {
+	if err := c.link.send(telemetry.ContextWith(context.Background(), spanOf(tag)), requestMsg(id, method, params)); err != nil {
 		if w := c.forget(n); w != nil {
 			if w.timer != nil {
 				w.timer.Stop()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -18,6 +19,8 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/mcp-hub/mcp-hub/internal/redact"
+	"github.com/mcp-hub/mcp-hub/internal/redirect"
+	"github.com/mcp-hub/mcp-hub/telemetry"
 )
 
 // maxRetryAfter caps how long the hub honours an upstream's Retry-After.
@@ -43,10 +46,21 @@ func newHTTPClient(headers map[string]string, logger *slog.Logger) *http.Client 
 		return retryBackoff(min, max, attempt+1, resp) // attempt 0 was firstTry's wait
 	}
 	rc.ErrorHandler = retryablehttp.PassthroughErrorHandler
+	rc.RequestLogHook = func(_ retryablehttp.Logger, r *http.Request, attempt int) {
+		if attempt > 0 { // attempt 0 of the retry client is firstTry's retry
+			telemetry.FromContext(r.Context()).Retry("retry")
+		}
+	}
 	rc.Logger = retryLogger{logger}
-	rc.HTTPClient = &http.Client{Transport: base}
+	// A retry hands a redirect back as it is, to be followed (or refused)
+	// by the client below, by the same rule as a first attempt's.
+	rc.HTTPClient = &http.Client{Transport: base, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	// Timeout 0: SSE streams are long-lived; requests carry their own deadlines.
-	return &http.Client{Transport: headerTransport{base: firstTry{base: base, retry: rc, logger: logger}, headers: headers}}
+	// Redirects stay within the approved URL's origin (redirect.Upstream):
+	// the transport adds the headers (and OAuth, which wraps it, the token)
+	// to every request it sends, the redirected ones too.
+	return &http.Client{Transport: headerTransport{base: firstTry{base: base, retry: rc, logger: logger}, headers: headers},
+		CheckRedirect: redirect.Upstream}
 }
 
 // maxAttempts is how often one request is sent at most.
@@ -77,6 +91,7 @@ func (t firstTry) RoundTrip(r *http.Request) (*http.Response, error) {
 		drainClose(resp.Body)
 	}
 	t.logger.Debug("http: retrying request", "request", desc, "timeout", wait, "remaining", maxAttempts-1)
+	telemetry.FromContext(r.Context()).Retry(retryReason(resp))
 	if !sleepCtx(r.Context(), wait) {
 		return nil, r.Context().Err()
 	}
@@ -176,6 +191,32 @@ func (r retryLogger) Info(msg string, kv ...any)  { r.l.Debug("http: "+msg, kv..
 func (r retryLogger) Debug(msg string, kv ...any) { r.l.Debug("http: "+msg, kv...) }
 func (r retryLogger) Warn(msg string, kv ...any)  { r.l.Warn("http: "+msg, kv...) }
 
+// ErrRedirected is wrapped by the error of an HTTP link whose upstream
+// redirected a request to another origin: the hub refuses that (package
+// redirect), sends nothing there, and ends the link; the upstream's last
+// error names the Location and how to approve it as a new URL.
+var ErrRedirected = errors.New("redirect refused")
+
+// requestErr is the error of a request an HTTP link could not make, for
+// people (redactErr) and for the link: it wraps ErrUnreachable when the
+// upstream does not accept connections, ErrRedirected when it sent the
+// hub elsewhere. Either ends the link (linkLost).
+func requestErr(err error) error {
+	var refused *redirect.Refused
+	switch {
+	case isDialError(err):
+		return fmt.Errorf("%w: %s", ErrUnreachable, redactErr(err))
+	case errors.As(err, &refused):
+		return fmt.Errorf("%w: %s", ErrRedirected, redact.Text(refused.Error()))
+	}
+	return errors.New(redactErr(err))
+}
+
+// linkLost reports whether a request's error (requestErr) ends the link.
+func linkLost(err error) bool {
+	return errors.Is(err, ErrUnreachable) || errors.Is(err, ErrRedirected)
+}
+
 // redactErr is an HTTP error's text with redact's rules applied (url.Error
 // quotes the full URL, query included).
 func redactErr(err error) string { return redact.Text(err.Error()) }
@@ -183,16 +224,21 @@ func redactErr(err error) string { return redact.Text(err.Error()) }
 // do sends a request the way c.Do does, on c's transport directly:
 // c.Do copies every request's headers and URL for redirects it might
 // follow, 6 allocations per call (BenchmarkHTTPCall). A redirect, rare for
-// an MCP endpoint, is handed to c.Do, which follows it.
+// an MCP endpoint, is refused when it leaves the origin (redirect.Check:
+// nothing is sent there), otherwise handed to c.Do, which follows it.
 func do(c *http.Client, req *http.Request) (*http.Response, error) {
+	op := func() string { return req.Method[:1] + strings.ToLower(req.Method[1:]) }
 	resp, err := c.Transport.RoundTrip(req)
 	if err != nil {
-		op := req.Method[:1] + strings.ToLower(req.Method[1:])
-		return nil, &url.Error{Op: op, URL: req.URL.String(), Err: err}
+		return nil, &url.Error{Op: op(), URL: req.URL.String(), Err: err}
 	}
 	switch resp.StatusCode {
 	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
 		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		if err := redirect.Check(req, resp); err != nil {
+			drainClose(resp.Body)
+			return nil, &url.Error{Op: op(), URL: req.URL.String(), Err: err}
+		}
 		if req.GetBody == nil && req.Body != nil && req.Body != http.NoBody {
 			return resp, nil
 		}
@@ -238,4 +284,13 @@ func readBody(resp *http.Response, max int) ([]byte, error) {
 	}()
 	_, err := buf.ReadFrom(io.LimitReader(resp.Body, limit))
 	return bytes.Clone(buf.Bytes()), err
+}
+
+// retryReason says why a request is sent again, for its span: the status
+// that asked for it, or a failed dial (resp is then nil).
+func retryReason(resp *http.Response) string {
+	if resp == nil {
+		return "connection refused"
+	}
+	return "HTTP " + strconv.Itoa(resp.StatusCode)
 }

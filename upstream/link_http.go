@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcp-hub/mcp-hub/internal/framing"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
+	"github.com/mcp-hub/mcp-hub/telemetry"
 )
 
 type httpOptions struct {
@@ -162,12 +163,10 @@ func (l *streamLink) post(ctx context.Context, msg []byte, method string) (*http
 		req.Header.Set("Idempotency-Key", rand.Text())
 	}
 	l.headers(req.Header)
+	telemetry.FromContext(ctx).SetHeaders(req.Header)
 	resp, err := do(l.client, req)
 	if err != nil {
-		if isDialError(err) {
-			return nil, fmt.Errorf("%w: %s", ErrUnreachable, redactErr(err))
-		}
-		return nil, errors.New(redactErr(err))
+		return nil, requestErr(err)
 	}
 	return resp, nil
 }
@@ -180,7 +179,8 @@ func (l *streamLink) send(ctx context.Context, msg []byte) error {
 	if m.IsRequest() {
 		// The answer may take as long as the tool runs; post in the
 		// background. Failures come back as a failure of this request.
-		if !l.spawn(func() { l.request(msg, m) }) {
+		sp := telemetry.FromContext(ctx)
+		if !l.spawn(func() { l.request(sp, msg, m) }) {
 			return ErrClosed
 		}
 		return nil
@@ -189,7 +189,7 @@ func (l *streamLink) send(ctx context.Context, msg []byte) error {
 	defer done()
 	resp, err := l.post(ctx, msg, m.Method)
 	if err != nil {
-		if errors.Is(err, ErrUnreachable) {
+		if linkLost(err) {
 			l.s.fail(err)
 		}
 		return err
@@ -214,16 +214,17 @@ func (l *streamLink) send(ctx context.Context, msg []byte) error {
 	return nil
 }
 
-// request posts a request and delivers everything that comes back for it.
-func (l *streamLink) request(msg []byte, m wire.Message) {
+// request posts a request and delivers everything that comes back for it;
+// sp is the request's span (nil: not traced).
+func (l *streamLink) request(sp *telemetry.Span, msg []byte, m wire.Message) {
 	id := m.ID
 	l.awaitStandalone()
-	resp, err := l.post(l.ctx, msg, m.Method)
+	resp, err := l.post(telemetry.ContextWith(l.ctx, sp), msg, m.Method)
 	if err != nil {
 		if l.ctx.Err() != nil {
 			return
 		}
-		if errors.Is(err, ErrUnreachable) {
+		if linkLost(err) {
 			l.s.fail(err)
 		}
 		l.s.abort(id, err)
@@ -396,10 +397,7 @@ func (l *streamLink) get(lastID string) (*http.Response, error) {
 	l.headers(req.Header)
 	resp, err := l.client.Do(req)
 	if err != nil {
-		if isDialError(err) {
-			return nil, fmt.Errorf("%w: %s", ErrUnreachable, redactErr(err))
-		}
-		return nil, errors.New(redactErr(err))
+		return nil, requestErr(err)
 	}
 	return resp, nil
 }
@@ -424,7 +422,7 @@ func (l *streamLink) standalone() {
 			if l.ctx.Err() != nil {
 				return
 			}
-			if errors.Is(err, ErrUnreachable) {
+			if linkLost(err) {
 				l.s.fail(err)
 				return
 			}

@@ -8,6 +8,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/mcp-hub/mcp-hub/telemetry"
 )
 
 // BenchmarkHTTPCall measures one tools/call through a streamable HTTP link
@@ -16,9 +21,18 @@ import (
 // are the hub side's alone: the upstream runs in its own process.
 //
 //	go test -run '^$' -bench HTTPCall -benchmem ./upstream/
+//
+// "traced" calls as the hub does with tracing on: a client span per call
+// (batched to an exporter that drops it), its context spliced into
+// params._meta, the W3C headers on the POST.
 func BenchmarkHTTPCall(b *testing.B) {
-	for _, reply := range []string{"sse", "json"} {
+	for _, reply := range []string{"sse", "json", "sse/traced"} {
 		b.Run(reply, func(b *testing.B) {
+			var tr *telemetry.Tracer
+			if reply == "sse/traced" {
+				tr = telemetry.NewTracer(sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter())))
+				defer func() { _ = tr.Shutdown(context.Background()) }()
+			}
 			args := []string{"-only", "echo"}
 			if reply == "json" {
 				args = append(args, "-json-response")
@@ -44,7 +58,10 @@ func BenchmarkHTTPCall(b *testing.B) {
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					r, err := u.Call(ctx, "tools/call", params)
+					cs := tr.Client(nil, telemetry.Request{Method: "tools/call", Target: "echo"}, &telemetry.Upstream{Name: "web", Transport: "http", URL: url})
+					p, _ := cs.InjectMeta(params)
+					r, err := u.Call(telemetry.ContextWith(ctx, cs), "tools/call", p)
+					cs.End(telemetry.Outcome{})
 					if err != nil || r.Error != nil {
 						b.Errorf("call: %v %s", err, r.Error)
 						return

@@ -6,7 +6,6 @@ package upstream
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/mcp-hub/mcp-hub/internal/wire"
+	"github.com/mcp-hub/mcp-hub/telemetry"
 )
 
 // sseLink speaks the legacy HTTP+SSE transport (2024-11-05): one GET stream
@@ -57,10 +57,7 @@ func (l *sseLink) start(ctx context.Context) error {
 	select {
 	case r := <-ch:
 		if r.err != nil {
-			if isDialError(r.err) {
-				return fmt.Errorf("%w: %s", ErrUnreachable, redactErr(r.err))
-			}
-			return errors.New(redactErr(r.err))
+			return requestErr(r.err)
 		}
 		resp = r.resp
 	case <-ctx.Done():
@@ -145,14 +142,14 @@ func (l *sseLink) send(ctx context.Context, msg []byte) error {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	setHeaders(req.Header, l.static)
+	telemetry.FromContext(ctx).SetHeaders(req.Header)
 	resp, err := do(l.client, req)
 	if err != nil {
-		if isDialError(err) {
-			err = fmt.Errorf("%w: %s", ErrUnreachable, redactErr(err))
+		err = requestErr(err)
+		if linkLost(err) {
 			l.s.fail(err)
-			return err
 		}
-		return errors.New(redactErr(err))
+		return err
 	}
 	defer drainClose(resp.Body)
 	if resp.StatusCode == http.StatusNotFound {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/mcp-hub/mcp-hub/telemetry"
 )
 
 // A call that finds every in-flight slot of a connected upstream busy
@@ -157,6 +159,7 @@ func (u *Upstream) dispatch() {
 			continue
 		}
 		q.timer.Stop()
+		spanOf(q.tag).Queued(q.since)
 		u.startQueued(q)
 	}
 }
@@ -178,7 +181,7 @@ func (u *Upstream) startQueued(q *queued) {
 	}
 	// The connection went away while the call waited: Call waits for the
 	// next one, or says why there is none.
-	ctx, cancel := context.WithCancel(WithTag(context.Background(), q.tag))
+	ctx, cancel := context.WithCancel(telemetry.ContextWith(WithTag(context.Background(), q.tag), spanOf(q.tag)))
 	q.started(cancel)
 	go func() {
 		defer cancel()

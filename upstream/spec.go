@@ -4,8 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -235,7 +237,8 @@ func (d Duration) Std() time.Duration { return time.Duration(d) }
 // [NamePattern] and is not reserved for the hub ("hub" or "hub_…").
 func ValidName(name string) error {
 	if !nameRE.MatchString(name) {
-		return fmt.Errorf("invalid name %q: %s; %s", name, nameFault(name), nameRule)
+		// Bounded: the name can be anything (a megabyte) from anywhere.
+		return errors.New(redact.Bound(fmt.Sprintf("invalid name %q: %s; %s", name, nameFault(name), nameRule)))
 	}
 	if strings.EqualFold(name, "hub") || strings.HasPrefix(strings.ToLower(name), "hub_") {
 		return fmt.Errorf("invalid name %q: \"hub\" and names starting \"hub_\" are reserved for the hub (its own tools are hub_*)", name)
@@ -245,6 +248,10 @@ func ValidName(name string) error {
 
 // nameRule is NamePattern in words.
 const nameRule = "a name is made of letters, digits, '-' and '_' (at most 32, the first a letter or a digit)"
+
+// maxNameFaults bounds the characters nameFault names (and its work: each
+// is compared with those named before).
+const maxNameFaults = 5
 
 // nameFault says in words how name breaks NamePattern.
 func nameFault(name string) string {
@@ -266,6 +273,10 @@ func nameFault(name string) string {
 			w = fmt.Sprintf("%q", r)
 		}
 		if !slices.Contains(bad, w) {
+			if len(bad) == maxNameFaults {
+				bad = append(bad, "…") // a name of a megabyte of other characters: a few say enough
+				break
+			}
 			bad = append(bad, w)
 		}
 	}
@@ -287,7 +298,7 @@ type FieldError struct {
 func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
 
 func fieldErr(field, format string, args ...any) error {
-	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+	return &FieldError{Field: field, Msg: redact.Bound(fmt.Sprintf(format, args...))} // it may quote any input
 }
 
 // InferTransport returns the transport implied by the spec's fields when
@@ -314,6 +325,9 @@ func (s *Spec) InferTransport() Transport {
 func (s *Spec) Validate() error {
 	if err := ValidName(s.Name); err != nil {
 		return &FieldError{Field: "name", Msg: err.Error()}
+	}
+	if err := noNUL(reflect.ValueOf(s).Elem(), ""); err != nil {
+		return err
 	}
 	s.Transport = s.InferTransport()
 	switch s.Transport {

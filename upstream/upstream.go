@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/internal/redact"
+	"github.com/mcp-hub/mcp-hub/telemetry"
 )
 
 // Upstream is one registered upstream server. Its supervisor goroutine owns
@@ -189,7 +190,7 @@ func (u *Upstream) Call(ctx context.Context, method string, params []byte) (Repl
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	conn, err := u.ready(ctx)
+	conn, err := u.readyTraced(ctx)
 	if err != nil {
 		return Reply{}, err
 	}
@@ -201,8 +202,10 @@ func (u *Upstream) Call(ctx context.Context, method string, params []byte) (Repl
 	select {
 	case u.inflight <- struct{}{}:
 	default:
+		since := time.Now()
 		select {
 		case u.inflight <- struct{}{}:
+			telemetry.FromContext(ctx).Queued(since)
 		case <-ctx.Done():
 			return Reply{}, u.timeoutErr(ctx, timeout, "waiting for a free slot")
 		}
@@ -212,6 +215,7 @@ func (u *Upstream) Call(ctx context.Context, method string, params []byte) (Repl
 	if errors.Is(err, ErrSessionMissing) {
 		// The upstream forgot the session and refused the request unrun:
 		// retry it once on the new session.
+		telemetry.FromContext(ctx).Retry("session expired")
 		if conn, err = u.readyAfter(ctx, conn); err == nil {
 			r, err = conn.Call(ctx, method, params)
 		}
@@ -265,8 +269,10 @@ func (u *Upstream) start(conn *Conn, method string, params []byte, timeout time.
 		if errors.Is(err, ErrSessionMissing) {
 			// Refused unrun by an upstream that forgot the session: retry
 			// once on the next session (off the reader goroutine).
+			sp := spanOf(tag)
+			sp.Retry("session expired")
 			go func() {
-				ctx, stop := context.WithTimeout(WithTag(context.Background(), tag), timeout)
+				ctx, stop := context.WithTimeout(telemetry.ContextWith(WithTag(context.Background(), tag), sp), timeout)
 				defer stop()
 				if c, rerr := u.readyAfter(ctx, conn); rerr == nil {
 					r, err = c.Call(ctx, method, params)
@@ -368,6 +374,24 @@ func (u *Upstream) ready(ctx context.Context) (*Conn, error) {
 			return nil, fmt.Errorf("upstream %q was removed", u.name)
 		}
 	}
+}
+
+// readyTraced is ready, with a span for the wait when the request is
+// traced and the upstream is not connected: a lazy upstream's start, a
+// per-session instance's start, a reconnect.
+func (u *Upstream) readyTraced(ctx context.Context) (*Conn, error) {
+	sp := telemetry.FromContext(ctx)
+	if c := u.conn.Load(); sp == nil || c != nil && c.Err() == nil {
+		return u.ready(ctx)
+	}
+	name := "upstream start"
+	if u.parent != nil {
+		name = "instance start"
+	}
+	w := sp.Wait(name, u.name, u.label)
+	c, err := u.ready(ctx)
+	w.Finish(err)
+	return c, err
 }
 
 // readyAfter is ready for the retry of a request old refused unrun: the

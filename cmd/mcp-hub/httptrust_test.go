@@ -70,7 +70,9 @@ func TestHTTPNoAuthApproval(t *testing.T) {
 			if tt.cfg == "" {
 				return
 			}
-			if code, out := restCall(t, "POST", api+"/viaweb/approve", "", map[string]string{"Authorization": "bearer " + tok}); code != 200 {
+			withTok := map[string]string{"Authorization": "bearer " + tok, "Content-Type": "application/json"}
+			_, shown := restCall(t, "GET", api+"/viaweb", "", withTok)
+			if code, out := restCall(t, "POST", api+"/viaweb/approve", fmt.Sprintf(`{"digest":%q}`, shown["digest"]), withTok); code != 200 {
 				t.Errorf("approve with the token: %d %v", code, out)
 			}
 			if out, _ := cli(t, data, "list"); !lineHas(out, "viaweb", "approved") {

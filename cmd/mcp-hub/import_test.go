@@ -93,18 +93,15 @@ func TestImportClientConfigs(t *testing.T) {
 				"sqlite": {Name: "sqlite", Transport: upstream.TransportStdio, Command: "uvx",
 					Args: []string{"mcp-server-sqlite", "--db-path", "/Users/me/test.db"},
 					Env:  map[string]string{"LOG_LEVEL": "2", "SQLITE_KEY": "${SQLITE_KEY}"}},
-				// Defined twice: clients use the last definition.
-				"memory": {Name: "memory", Transport: upstream.TransportStdio, Command: "npx",
-					Args: []string{"-y", "@modelcontextprotocol/server-memory"},
-					Env:  map[string]string{"MEMORY_FILE_PATH": "/Users/me/memory.json"}},
+				// memory, defined twice (issue 26): neither definition.
 			},
 			wantLines: []*regexp.Regexp{
 				reportLine("added", "filesystem", "run: npx -y @modelcontextprotocol/server-filesystem /Users/me/notes /Users/me/Desktop"),
-				reportLine("skipped", "memory", "line 13: defined again at line 28; clients use the last definition, which is imported"),
-				reportLine("added", "memory", "with environment variables: MEMORY_FILE_PATH"),
+				reportLine("skipped", "memory", "line 13: defined 2 times in the file (lines 13, 28): which one was meant is not clear, so none is imported"),
+				reportLine("skipped", "memory", "line 28: defined 2 times in the file (lines 13, 28)"),
 				reportLine("skipped", "my notes", `line 17: invalid name "my notes": it has a space; a name is made of letters, digits, '-' and '_' (at most 32, the first a letter or a digit); rename it (to "my-notes", say)`),
 				reportLine("skipped", "hub_tools", `line 20: invalid name "hub_tools": "hub" and names starting "hub_" are reserved for the hub`),
-				regexp.MustCompile(`(?m)^Added 4, skipped 3, could not read 0\.`),
+				regexp.MustCompile(`(?m)^Added 3, skipped 4, could not read 0\.`),
 			},
 		},
 		{
@@ -294,7 +291,7 @@ func TestImportSkips(t *testing.T) {
 		reportLine("skipped", "github", `line 8: an upstream named "github" is already registered (by cli); mcp-hub remove github first to replace it`),
 		reportLine("skipped", "sqlite", "line 23: defined in "+cfg+", the hub's config file; edit it there"),
 		reportLine("added", "filesystem", "run: npx"),
-		regexp.MustCompile(`(?m)^Added 2, skipped 5, could not read 0\.`),
+		regexp.MustCompile(`(?m)^Added 1, skipped 6, could not read 0\.`),
 	} {
 		if !re.MatchString(out) {
 			t.Errorf("output lacks %s", re)
@@ -325,7 +322,7 @@ func TestImportDryRun(t *testing.T) {
 		if code != exitOK {
 			t.Errorf("exit code %d, want 0", code)
 		}
-		for _, want := range []string{"  would add       filesystem", "  skipped         my notes", "Dry run: would add 4, skip 3; could not read 0. Nothing was changed."} {
+		for _, want := range []string{"  would add       filesystem", "  skipped         my notes", "Dry run: would add 3, skip 4; could not read 0. Nothing was changed."} {
 			if !strings.Contains(out, want) {
 				t.Errorf("output lacks %q:\n%s", want, out)
 			}
@@ -347,7 +344,7 @@ func TestImportDryRun(t *testing.T) {
 		st.Close()
 		info, _ := os.Stat(filepath.Join(data, persist.FileName))
 		out, code := cli(t, data, "import", file, "--dry-run")
-		if code != exitOK || !reportLine("skipped", "memory", "already registered").MatchString(out) ||
+		if code != exitOK || !reportLine("skipped", "memory", "defined 2 times").MatchString(out) ||
 			!strings.Contains(out, "Dry run: would add 3, skip 4;") {
 			t.Errorf("exit %d\n%s", code, out)
 		}

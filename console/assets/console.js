@@ -26,7 +26,7 @@ function flash(ok, text) {
 }
 
 // refresh fetches the page again and replaces each live region whose
-// content changed, keeping open <details>, the focus and the filter.
+// content changed, keeping open <details> and the focus.
 let refreshing = null;
 let again = false;
 async function refresh() {
@@ -52,45 +52,23 @@ async function refresh() {
       }
       for (const id of open) document.getElementById(id)?.setAttribute('open', '');
       if (focused && document.activeElement?.id !== focused) document.getElementById(focused)?.focus();
-      filter();
       document.body.dataset.refreshed = String(Number(document.body.dataset.refreshed || 0) + 1);
     } while (again);
   })();
   try { await refreshing; } finally { refreshing = null; }
 }
 
-// The catalog's search filters as one types; the form still searches on
-// the server without JavaScript.
+// The catalog's search ranks as one types: the page is fetched again
+// with the words (the hub ranks, as hub_search_tools does); the form still
+// searches on the server without JavaScript.
 const search = document.getElementById('q');
-function filter() {
-  if (!search) return;
-  const needle = search.value.trim().toLowerCase();
-  let shown = 0;
-  for (const row of document.querySelectorAll('tr[data-search]')) {
-    const hit = !needle || row.dataset.search.includes(needle);
-    row.hidden = !hit;
-    if (hit) shown++;
-  }
-  // The shadowed names follow the same filter (the server's matches
-  // name, loser and winner), but are not counted as tools.
-  let shadowed = 0;
-  for (const row of document.querySelectorAll('tr[data-match]')) {
-    row.hidden = !!needle && !row.dataset.match.includes(needle);
-    if (!row.hidden) shadowed++;
-  }
-  const table = document.getElementById('shadowed-table');
-  if (table) {
-    table.hidden = shadowed === 0;
-    document.getElementById('shadowed-none').hidden = shadowed > 0;
-  }
-  const count = document.getElementById('tools-shown');
-  if (count) count.textContent = String(shown);
-}
+let typing = null;
 search?.addEventListener('input', () => {
-  filter();
   const u = new URL(location.href);
   if (search.value) u.searchParams.set('q', search.value); else u.searchParams.delete('q');
   history.replaceState(null, '', u);
+  clearTimeout(typing);
+  typing = setTimeout(refresh, 150);
 });
 
 // Actions post in the background and show their message.
@@ -129,5 +107,4 @@ function listen() {
   es.addEventListener('refresh', () => { refresh(); });
   es.addEventListener('error', () => setLive(false, 'Live updates interrupted; reconnecting…'));
 }
-filter();
 listen();

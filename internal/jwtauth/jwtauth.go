@@ -156,6 +156,9 @@ func (v *Verifier) Verify(ctx context.Context, token string, _ *http.Request) (*
 	var c claims
 	var unavailable error
 	_, err := v.parser.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) {
+		if err := checkCrit(t.Header); err != nil {
+			return nil, err
+		}
 		k, err := v.key(ctx, t)
 		if errors.Is(err, ErrUnavailable) {
 			unavailable = err
@@ -210,6 +213,38 @@ func describe(err error) string {
 		return ke.msg
 	}
 	return "the token cannot be verified"
+}
+
+// checkCrit refuses a token whose header has "crit" (RFC 7515 §4.1.11):
+// it lists extensions the recipient must understand and process, or
+// reject the token, and the hub implements none. (golang-jwt ignores it.)
+func checkCrit(h map[string]any) error {
+	v, ok := h["crit"]
+	if !ok {
+		return nil
+	}
+	list, _ := v.([]any)
+	var names []string
+	for _, x := range list {
+		if s, ok := x.(string); ok {
+			names = append(names, s)
+		}
+	}
+	if len(names) == 0 || len(names) != len(list) {
+		return &keyError{"the token's header has a malformed crit (RFC 7515: a non-empty list of names)"}
+	}
+	return &keyError{fmt.Sprintf("the token's header requires extensions the hub does not implement (crit: %s)", limit(strings.Join(names, ", "), 100))}
+}
+
+// limit cuts s (which comes from the token) to at most n bytes.
+func limit(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // keyError is why no key verifies a token.

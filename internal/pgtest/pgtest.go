@@ -128,6 +128,12 @@ func (p *Proxy) Restore() {
 				continue
 			}
 			p.mu.Lock()
+			if p.ln != ln { // cut while this one was accepted: it goes too
+				p.mu.Unlock()
+				c.Close()
+				s.Close()
+				continue
+			}
 			p.conns = append(p.conns, c, s)
 			p.mu.Unlock()
 			go func() { _, _ = io.Copy(s, c); s.Close() }()

@@ -44,7 +44,16 @@ func WriteFile(t TB, name, content string) string {
 // interrupted and reaped when the test ends.
 func Listen(t TB, stderr io.Writer, bin string, args ...string) string {
 	t.Helper()
+	return ListenEnv(t, stderr, nil, bin, args...)
+}
+
+// ListenEnv is Listen with variables added to the environment.
+func ListenEnv(t TB, stderr io.Writer, env []string, bin string, args ...string) string {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

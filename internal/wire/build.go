@@ -3,6 +3,8 @@ package wire
 import (
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 )
 
 // AppendResult appends the response {"jsonrpc":"2.0","id":id,"result":result}
@@ -35,12 +37,14 @@ func AppendError(dst, id []byte, code int64, message string, data []byte) []byte
 	return append(dst, '}')
 }
 
-// AppendErrorBody appends a JSON-RPC error object.
+// AppendErrorBody appends a JSON-RPC error object. Its message is bounded
+// (redact.Bound): every error the hub writes goes through here, and none
+// quotes more than a prefix of what a client sent.
 func AppendErrorBody(dst []byte, code int64, message string, data []byte) []byte {
 	dst = append(dst, `{"code":`...)
 	dst = strconv.AppendInt(dst, code, 10)
 	dst = append(dst, `,"message":`...)
-	dst = AppendString(dst, message)
+	dst = AppendString(dst, redact.Bound(message))
 	if data != nil {
 		dst = append(dst, `,"data":`...)
 		dst = append(dst, data...)

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// searchConfig declares two fixture servers with overlapping tools.
+func searchConfig(t *testing.T) string {
+	return writeFile(t, "hub.yaml", fmt.Sprintf(`
+mcpServers:
+  alpha:
+    command: %[1]s
+    args: ["-only", "echo,add,pid,getenv,cwd,argv"]
+  beta:
+    command: %[1]s
+    args: ["-only", "echo,pid,sleep_ms,progress"]
+`, fixtureBin))
+}
+
+// rankOf returns "server/tool" of each tool of a {tools, total} object.
+func rankOf(t *testing.T, raw []byte) []string {
+	t.Helper()
+	var r struct {
+		Tools []struct{ Server, Tool string }
+		Total *int
+	}
+	if err := json.Unmarshal(raw, &r); err != nil || r.Total == nil {
+		t.Fatalf("not {tools, total}: %v: %s", err, raw)
+	}
+	var out []string
+	for _, x := range r.Tools {
+		out = append(out, x.Server+"/"+x.Tool)
+	}
+	return out
+}
+
+// TestSearchModeAndSameOrder: mcp-hub --catalog-expose search lists only
+// the hub's own tools and tells the model to search; hub_search_tools and
+// mcp-hub tools --search rank the same catalog in the same order.
+func TestSearchModeAndSameOrder(t *testing.T) {
+	cfg, data := searchConfig(t), t.TempDir()
+	c := startRaw(t, nil, hubBin, "--config", cfg, "--data-dir", data, "--catalog-expose", "search")
+	init := c.initialize()
+	if !strings.Contains(string(init.Result), "hub_search_tools") {
+		t.Errorf("initialize says nothing of hub_search_tools: %s", init.Result)
+	}
+	list := c.call("tools/list", "")
+	for _, n := range toolNames(t, list.Result) {
+		if !strings.HasPrefix(n, "hub_") {
+			t.Errorf("search mode lists %s", n)
+		}
+	}
+	for _, q := range []string{"the process id", "working directory of the server", "wait some milliseconds", "environment variable"} {
+		m := c.call("tools/call", fmt.Sprintf(`{"name":"hub_search_tools","arguments":{"query":%q,"limit":20}}`, q))
+		var res struct{ StructuredContent json.RawMessage }
+		if err := json.Unmarshal(m.Result, &res); err != nil {
+			t.Fatal(err)
+		}
+		viaHub := rankOf(t, res.StructuredContent)
+		stdout, stderr, code := cliSplit(t, data, cfg, "tools", "--search", q, "--json")
+		if code != exitOK {
+			t.Fatalf("tools --search %q: exit %d: %s", q, code, stderr)
+		}
+		viaCLI := rankOf(t, []byte(stdout))
+		if len(viaHub) == 0 || !slices.Equal(viaHub, viaCLI) {
+			t.Errorf("%q: hub_search_tools ranks %v, mcp-hub tools --search %v", q, viaHub, viaCLI)
+		}
+	}
+	// The table names the best match first.
+	out, code := cliConfig(t, data, cfg, "tools", "--search", "process id")
+	if lines := strings.Split(out, "\n"); code != exitOK || len(lines) < 2 || !strings.Contains(lines[1], "pid") {
+		t.Errorf("tools --search table (exit %d):\n%s", code, out)
+	}
+}

@@ -1,0 +1,293 @@
+package toolsearch
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Tool is one tool of one server, as the index takes it.
+type Tool struct {
+	// Name is the tool's name at its server.
+	Name string
+	// ExposedAs is its name in the hub's tools/list, "" when it is not
+	// listed under any name (shadowed by another server's tool of that
+	// name, or a reserved name): it is then reached with hub_call_tool.
+	ExposedAs string
+	// Raw is the tool's definition (an MCP Tool object).
+	Raw json.RawMessage
+}
+
+// Server is one server and the tools it offers.
+type Server struct {
+	Name string
+	// Description is what the server says about itself: its registered
+	// description and the instructions of its initialize result.
+	Description string
+	Tools       []Tool
+}
+
+// Result is one tool a search found. The JSON names are those of
+// hub_search_tools' structuredContent.
+type Result struct {
+	Server      string          `json:"server"`
+	Tool        string          `json:"tool"`
+	ExposedAs   string          `json:"exposedAs"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	Score       float64         `json:"score"`
+}
+
+// posting is one tool's occurrences of a term, by field.
+type posting struct {
+	doc uint32
+	tf  [nFields]uint16
+}
+
+// doc is one indexed tool.
+type doc struct {
+	tool        Tool
+	title, desc string
+	schema      json.RawMessage
+	lens        [nFields]float64 // terms per field
+}
+
+// segment is the index of one server's tools. A segment is immutable; a
+// rebuild reuses the segment of each server whose tools did not change.
+type segment struct {
+	server Server
+	docs   []doc
+	post   map[string][]posting // by term
+	words  []string             // the terms of post, sorted
+	byName map[string]int       // docs by tool name
+	lenSum [nFields]float64     // terms per field over all docs (and the server's own fields once)
+}
+
+// Index ranks the tools of a set of servers. It is immutable and safe for
+// concurrent use; [Build] makes a new one when the tools change.
+type Index struct {
+	segs  []*segment
+	base  []int // the number of the first tool of each segment
+	ndocs int
+	avg   [nFields]float64 // mean terms per field per tool
+	savg  [nFields]float64 // mean terms per field per server
+	p     *params
+	// terms are every term's postings, by segment; words are the terms,
+	// sorted (for affix matching).
+	terms map[string]*termEntry
+	words []string
+	// fw are each tool's field weights over their length normalisation
+	// (BM25F: weight / (1 - b + b·length/average)), by tool number.
+	fw [][nFields]float64
+}
+
+// termEntry is one term of an index.
+type termEntry struct {
+	df   int // tools that have it
+	refs []termRef
+}
+
+// termRef is a term's postings in one segment.
+type termRef struct {
+	seg  int
+	post []posting
+}
+
+// Len returns the number of tools indexed.
+func (ix *Index) Len() int {
+	if ix == nil {
+		return 0
+	}
+	return ix.ndocs
+}
+
+// Build indexes the tools of servers. Segments of prev (which may be nil)
+// whose server, description and tools (names and definition bytes) are
+// the same are reused, so a rebuild after one server changed re-reads only
+// that server's tools.
+func Build(servers []Server, prev *Index) *Index {
+	return build(servers, prev, &defaultParams)
+}
+
+func build(servers []Server, prev *Index, p *params) *Index {
+	old := map[string]*segment{}
+	if prev != nil && prev.p == p {
+		for _, s := range prev.segs {
+			old[s.server.Name] = s
+		}
+	}
+	ix := &Index{p: p}
+	sorted := slices.Clone(servers)
+	slices.SortFunc(sorted, func(a, b Server) int { return strings.Compare(a.Name, b.Name) })
+	for _, srv := range sorted {
+		if len(srv.Tools) == 0 {
+			continue
+		}
+		seg := old[srv.Name]
+		if seg == nil || !sameServer(seg.server, srv) {
+			seg = newSegment(srv)
+		}
+		ix.base = append(ix.base, ix.ndocs)
+		ix.segs = append(ix.segs, seg)
+		ix.ndocs += len(seg.docs)
+	}
+	if prev != nil && prev.p == p && slices.Equal(ix.segs, prev.segs) {
+		return prev // nothing changed: a catalog rebuild for another reason
+	}
+	if ix.ndocs == 0 {
+		return ix
+	}
+	n := 0
+	for _, s := range ix.segs {
+		n += len(s.words)
+		for f := range nFields {
+			ix.avg[f] += s.lenSum[f]
+			ix.savg[f] += s.serverLen(f)
+		}
+	}
+	for f := range nFields {
+		ix.savg[f] /= float64(len(ix.segs))
+		ix.avg[f] /= float64(ix.ndocs)
+	}
+	ix.fw = make([][nFields]float64, 0, ix.ndocs)
+	for _, s := range ix.segs {
+		for d := range s.docs {
+			var w [nFields]float64
+			for f := range nFields {
+				w[f] = p.weight[f] / (1 - p.b[f] + p.b[f]*s.docs[d].lens[f]/max(ix.avg[f], 1))
+			}
+			ix.fw = append(ix.fw, w)
+		}
+	}
+	ix.terms = make(map[string]*termEntry, n/2)
+	entries := make([]termEntry, 0, n/2) // allocated together
+	for si, s := range ix.segs {
+		for _, w := range s.words {
+			e := ix.terms[w]
+			if e == nil {
+				if len(entries) == cap(entries) {
+					entries = make([]termEntry, 0, 1024)
+				}
+				entries = append(entries, termEntry{})
+				e = &entries[len(entries)-1]
+				ix.terms[w] = e
+				ix.words = append(ix.words, w)
+			}
+			post := s.post[w]
+			e.df += len(post)
+			e.refs = append(e.refs, termRef{seg: si, post: post})
+		}
+	}
+	slices.Sort(ix.words)
+	return ix
+}
+
+// serverLen is the length of field f of the server as one document: its
+// tools' fields together, its own (name, description) once.
+func (s *segment) serverLen(f field) float64 {
+	if f >= fServer {
+		return s.lenSum[f] / float64(len(s.docs))
+	}
+	return s.lenSum[f]
+}
+
+func sameServer(a, b Server) bool {
+	if a.Name != b.Name || a.Description != b.Description || len(a.Tools) != len(b.Tools) {
+		return false
+	}
+	for i := range a.Tools {
+		x, y := a.Tools[i], b.Tools[i]
+		if x.Name != y.Name || x.ExposedAs != y.ExposedAs || !bytes.Equal(x.Raw, y.Raw) {
+			return false
+		}
+	}
+	return true
+}
+
+func newSegment(srv Server) *segment {
+	s := &segment{server: srv, post: map[string][]posting{}, byName: map[string]int{}}
+	s.server.Tools = slices.Clone(srv.Tools)
+	var srvTerms [nFields][]string
+	terms(srv.Name, func(t string) { srvTerms[fServer] = append(srvTerms[fServer], t) })
+	terms(srv.Description, func(t string) { srvTerms[fServerDesc] = append(srvTerms[fServerDesc], t) })
+	tfs := map[string]*[nFields]uint16{}
+	for i, t := range srv.Tools {
+		d := doc{tool: t}
+		var schema json.RawMessage
+		d.title, d.desc, schema = toolParts(t.Raw)
+		d.schema = schema
+		pnames, pdescs := schemaText(schema)
+		texts := [nFields]string{fName: t.Name, fTitle: d.title, fDesc: d.desc, fParamName: pnames, fParamDesc: pdescs}
+		clear(tfs)
+		add := func(f field, term string) {
+			c := tfs[term]
+			if c == nil {
+				c = new([nFields]uint16)
+				tfs[term] = c
+			}
+			if c[f] < math.MaxUint16 {
+				c[f]++
+			}
+			d.lens[f]++
+		}
+		for f := range fServer {
+			terms(texts[f], func(term string) { add(f, term) })
+		}
+		for _, f := range []field{fServer, fServerDesc} {
+			for _, term := range srvTerms[f] {
+				add(f, term)
+			}
+		}
+		for term, c := range tfs {
+			s.post[term] = append(s.post[term], posting{doc: uint32(i), tf: *c})
+		}
+		for f := range nFields {
+			s.lenSum[f] += d.lens[f]
+		}
+		s.byName[t.Name] = len(s.docs)
+		s.docs = append(s.docs, d)
+	}
+	for t := range s.post {
+		s.words = append(s.words, t)
+	}
+	slices.Sort(s.words)
+	return s
+}
+
+// Lookup returns the indexed tool of a server by its name there.
+func (ix *Index) Lookup(server, tool string) (Result, bool) {
+	if ix == nil {
+		return Result{}, false
+	}
+	i, ok := slices.BinarySearchFunc(ix.segs, server, func(s *segment, name string) int { return strings.Compare(s.server.Name, name) })
+	if !ok {
+		return Result{}, false
+	}
+	s := ix.segs[i]
+	d, ok := s.byName[tool]
+	if !ok {
+		return Result{}, false
+	}
+	return s.result(d, 0), true
+}
+
+// Reuses reports whether ix indexes server with the very segment prev
+// had: its tools were not read again.
+func (ix *Index) Reuses(prev *Index, server string) bool {
+	if ix == nil || prev == nil {
+		return false
+	}
+	find := func(x *Index) *segment {
+		for _, s := range x.segs {
+			if s.server.Name == server {
+				return s
+			}
+		}
+		return nil
+	}
+	s := find(ix)
+	return s != nil && s == find(prev)
+}
