@@ -117,6 +117,13 @@ return reached`, input)
 		}
 	})
 
+	t.Run("searchTools finds what hub_search_tools finds", func(t *testing.T) {
+		_, result, isErr := cc.script(t, `return searchTools("add two numbers", 3).map(t => t.server + "/" + t.tool)`, nil)
+		if isErr || !strings.Contains(string(result), `"a/add"`) {
+			t.Errorf("%s %v", result, isErr)
+		}
+	})
+
 	t.Run("names are matched exactly", func(t *testing.T) {
 		// b's echo is denied; no spelling of it reaches it, nor any
 		// other tool.
