@@ -66,9 +66,13 @@ image:
 
 # Builds the image and checks it (deploy/image_test.go): non-root user,
 # entrypoint, volume, labels; the binary exported from it answers --version
-# and a stdio initialize. CI runs it after make test.
+# and a stdio session. Then runs it (deploy/image_run_test.go) with the
+# flags scripts/podman.sh run-flags finds this host needs: --version, stdio
+# through podman run -i, HTTP with a token on a loopback port, the user,
+# the /data volume across containers and a restart, podman stop. CI runs it
+# after make test.
 test-image:
-	MCPHUB_TEST_IMAGE=1 $(GO) test -count=1 -timeout 15m -v -run 'TestImage' ./deploy/
+	MCPHUB_TEST_IMAGE=1 $(GO) test -race -count=1 -timeout 15m -v -run 'TestImage' ./deploy/
 
 # Only the official MCP conformance suite (server scenarios against the
 # hub over HTTP, client scenarios through it); make test runs it too.

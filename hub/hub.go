@@ -211,8 +211,10 @@ func New(opts *Options) (*Hub, error) {
 	default:
 		return nil, fmt.Errorf("code mode %q: must be on or off", o.CodeMode.Mode)
 	}
-	// A script's result obeys the output limit of any tool.
+	// A script's result obeys the output limit of any tool, its calls the
+	// size limit of a client's message.
 	o.CodeMode.Limits.MaxResultChars = o.MaxToolOutputLength
+	o.CodeMode.Limits.MaxArgBytes = o.MaxMessageBytes
 	if o.MaxToolOutputLength <= 0 {
 		o.CodeMode.Limits.MaxResultChars = max(o.MaxMessageBytes, 16<<20)
 	}

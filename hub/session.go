@@ -439,8 +439,21 @@ func (s *session) cancelRequest(params []byte) {
 	if err != nil || v == nil {
 		return
 	}
+	switch c, sdk := s.cancelCall(idKey(v)); {
+	case c == nil:
+		s.cancelAsk(params)
+	case sdk != 0:
+		s.cancelSDK(params, sdk)
+	}
+}
+
+// cancelCall marks the client request registered under key cancelled and,
+// unless go-sdk handles it, runs its cancel (which withdraws a forwarded
+// request and notifies the upstream). It returns the request (nil when
+// none is in flight) and the id go-sdk knows it by (0: none).
+func (s *session) cancelCall(key []byte) (*call, int64) {
 	s.mu.Lock()
-	c := s.inflight[string(idKey(v))]
+	c := s.inflight[string(key)]
 	var (
 		cancel func()
 		sdk    int64
@@ -450,14 +463,10 @@ func (s *session) cancelRequest(params []byte) {
 		cancel, sdk = c.cancel, c.sdk
 	}
 	s.mu.Unlock()
-	switch {
-	case c == nil:
-		s.cancelAsk(params)
-	case sdk != 0:
-		s.cancelSDK(params, sdk)
-	case cancel != nil:
-		cancel() // withdraws the request and notifies the upstream
+	if sdk == 0 && cancel != nil {
+		cancel()
 	}
+	return c, sdk
 }
 
 // close ends the session: in-flight calls are cancelled (and cancelled
