@@ -120,6 +120,9 @@ type Hub struct {
 	// statelessAsks are the requests the hub sent stateless clients, by
 	// raw id, to the session that waits for the answer.
 	statelessAsks sync.Map
+	// parked are stateless clients' calls waiting for the client's answer
+	// to what a session-era upstream asked, by request state (parked.go).
+	parked sync.Map
 
 	mu         sync.Mutex // guards following
 	sessions   map[*session]struct{}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/era"
 	"github.com/mcp-hub/mcp-hub/internal/framing"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
 	"github.com/mcp-hub/mcp-hub/telemetry"
@@ -61,6 +62,7 @@ type session struct {
 	sdkSeq    int64                    // the last id given to go-sdk
 	asks      map[string]chan outReply // requests the hub sent the client, by raw id
 	scoped    sessionInstances         // its instances of per-session upstreams
+	parked    map[string]*parkedCall   // a stateless client's calls parked for its answer, by idKey
 	idle      chan struct{}            // closed when inflight empties and its answers are out (see waitIdle)
 	closed    bool
 	closeOnce sync.Once
@@ -325,7 +327,7 @@ func (s *session) accept(m wire.Message, h http.Header) bool {
 		// transport serves.
 		_ = s.out.send(outMsg{data: wire.AppendError(nil, m.ID, codeUnsupportedProtocolVersion,
 			"unsupported protocol version: this transport serves the session-era protocol (initialize first)",
-			unsupportedVersionData(legacyVersions, metaVersion(m.Params))), respTo: m.ID})
+			era.UnsupportedVersionData(legacyVersions, metaVersion(m.Params))), respTo: m.ID})
 		c.span.End(telemetry.Outcome{Code: codeUnsupportedProtocolVersion})
 		return false
 	case !s.initialized.Load() && sessionless(m.Params):
