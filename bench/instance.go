@@ -160,7 +160,7 @@ func startSessionHub(dir, hubBin string, s instServer, n int) (*sessionHub, erro
 	cmdJSON, _ := json.Marshal(s.command)
 	argsJSON, _ := json.Marshal(append([]string{}, s.args...))
 	cfg := filepath.Join(dir, fmt.Sprintf("bench-instance-%d.yaml", n))
-	yaml := fmt.Sprintf("logLevel: info\nhttp:\n  token: %s\nmcpServers:\n  srv:\n    command: %s\n    args: %s\n    scope: session\n",
+	yaml := fmt.Sprintf("logLevel: info\nprotocolVersion: \"2025-11-25\"\nhttp:\n  token: %s\nmcpServers:\n  srv:\n    command: %s\n    args: %s\n    scope: session\n",
 		benchToken, cmdJSON, argsJSON)
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		return nil, err

@@ -298,8 +298,11 @@ func us(d float64) string { return fmt.Sprintf("%.0f", d/1e3) }
 
 // benchHead is the start of every benchmarked hub's config: results pass
 // whole (the default security.maxToolOutputLength of 50,000 characters
-// would cut the 100 KiB results short, and measure the cut instead).
-const benchHead = "security:\n  maxToolOutputLength: 0\n"
+// would cut the 100 KiB results short, and measure the cut instead), and
+// the hub speaks the session era to its upstreams, as the direct clients
+// it is compared with do, so a ratio measures the hop and not a protocol
+// revision (hub/'s benchmarks measure the stateless era's translation).
+const benchHead = "security:\n  maxToolOutputLength: 0\nprotocolVersion: \"2025-11-25\"\n"
 
 // writeHubConfig writes a hub config file: benchHead and head (YAML lines),
 // then n stdio upstreams running the fixture with args, named fx (n = 1) or

@@ -88,7 +88,7 @@ func TestDoctor(t *testing.T) {
 	}
 	for _, re := range []string{
 		`^Checked 3 upstream\(s\) from ` + regexp.QuoteMeta(s.config) + ` and \S+hub\.db in 0s\.\n`,
-		`(?m)^alpha +config +ok +` + regexp.QuoteMeta(fixtureBin) + ` +\S+ +2025-11-25 +1 +`,
+		`(?m)^alpha +config +ok +` + regexp.QuoteMeta(fixtureBin) + ` +\S+ +` + upstream.DefaultProtocolVersion + ` +1 +`,
 		`(?m)^gamma: FAILED$`,
 		`(?m)^  hint:  it exits as soon as it starts`,
 		`(?m)^waiting +admin +not approved +`,

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/mcp-hub/mcp-hub/era"
 	"io"
 	"runtime"
 	"runtime/debug"
@@ -75,9 +76,11 @@ func sdkVersion() string {
 	return "unknown"
 }
 
-// ClientProtocolVersions returns the MCP protocol versions the hub serves to its
-// clients, newest first: the SupportedProtocolVersions hub.New gives go-sdk
-// (hub/hub.go). TestVersionProtocols initializes a hub with each of them.
+// ClientProtocolVersions returns the session-era MCP protocol versions the
+// hub serves to its clients, newest first: the SupportedProtocolVersions
+// hub.New gives go-sdk (hub/hub.go), 2026-07-28 aside (it has no initialize;
+// the HTTP front serves it). TestVersionProtocols initializes a hub with
+// each of them.
 func ClientProtocolVersions() []string {
 	return []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 }
@@ -90,5 +93,6 @@ func printVersion(w io.Writer, b Build) {
 	fmt.Fprintf(w, "go-sdk: %s\n", sdkVersion())
 	fmt.Fprintf(w, "go: %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	fmt.Fprintf(w, "MCP protocol versions served to clients: %s\n", strings.Join(ClientProtocolVersions(), ", "))
+	fmt.Fprintf(w, "MCP protocol version served to stateless clients (streamable HTTP): %s\n", era.Stateless)
 	fmt.Fprintf(w, "MCP protocol version asked of upstreams: %s (protocolVersion pins another)\n", upstream.DefaultProtocolVersion)
 }

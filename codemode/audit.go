@@ -20,6 +20,9 @@ type CallRecord struct {
 	Tool    string `json:"tool"`
 	Outcome string `json:"outcome"`
 	MS      int64  `json:"ms"`
+	// Withheld is set when Server or Tool is empty because the script
+	// named no server, or no tool, of the hub (see AuditDetail).
+	Withheld bool `json:"withheld,omitempty"`
 }
 
 // maxAuditCalls bounds the inner calls one audit entry lists (the rest are
@@ -30,7 +33,7 @@ const maxAuditCalls = 1000
 func (l *CallLog) Add(server, tool, outcome string, d time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.calls = append(l.calls, CallRecord{server, tool, outcome, d.Milliseconds()})
+	l.calls = append(l.calls, CallRecord{Server: server, Tool: tool, Outcome: outcome, MS: d.Milliseconds()})
 }
 
 // Len returns the calls recorded.
@@ -41,9 +44,15 @@ func (l *CallLog) Len() int {
 }
 
 // AuditDetail is the audit entry of a finished script: its hash, outcome,
-// wall time, error, and each inner call in order (the first 1000; the rest
-// counted).
-func (l *CallLog) AuditDetail(hash string, res *Result, outcome string, err error) map[string]any {
+// wall time, why it stopped, and each inner call in order (the first 1000;
+// the rest counted).
+//
+// It keeps nothing the script made up, as that may hold what a tool
+// returned (a secret the script read, passed on to the log): a server
+// name is kept when known reports it is one of the hub's, a tool name when
+// it is a tool of that server; the message of an error the script threw
+// is not kept, only that it failed.
+func (l *CallLog) AuditDetail(hash string, res *Result, outcome string, err error, known func(server, tool string) (isServer, isTool bool)) map[string]any {
 	l.mu.Lock()
 	calls := l.calls
 	l.mu.Unlock()
@@ -52,11 +61,26 @@ func (l *CallLog) AuditDetail(hash string, res *Result, outcome string, err erro
 		d["callsOmitted"] = len(calls) - maxAuditCalls
 		calls = calls[:maxAuditCalls]
 	}
-	d["inner"] = calls
+	kept := make([]CallRecord, len(calls))
+	for i, c := range calls {
+		isServer, isTool := known(c.Server, c.Tool)
+		if !isServer {
+			c.Server, c.Withheld = "", true
+		}
+		if !isServer || !isTool {
+			c.Tool, c.Withheld = "", true
+		}
+		kept[i] = c
+	}
+	d["inner"] = kept
 	if res != nil {
 		d["ms"] = res.Elapsed.Milliseconds()
 	}
-	if err != nil {
+	var se *ScriptError
+	switch {
+	case errors.As(err, &se):
+		d["error"] = "the script failed (its error message is not kept: it may hold what tools returned)"
+	case err != nil:
 		d["error"] = err.Error()
 	}
 	return d

@@ -7,7 +7,9 @@
 // protocol error), `searchTools(query, limit)`, `log(...)` and a bounded
 // `sleep(ms)`, and nothing else: no require, process, fetch, timers,
 // modules (import() fails), no eval and no Function constructor of any
-// kind (code a tool returned stays data), Atomics.wait does not block.
+// kind (code a tool returned stays data; they are disabled before the
+// script is compiled, as the engine runs a body that closes its function
+// early as global code), Atomics.wait does not block.
 // What it returns, as JSON, is the result. The host functions are taken
 // off the global object into a closure before the script is compiled, so a
 // script cannot reach or replace them.
@@ -17,13 +19,16 @@
 // Each names its config key in its error ([LimitError]): wall time
 // (codeMode.timeout, 30 s; time the host spends waiting for a person, see
 // [Pause], is not counted), CPU-bound loops (the same clock interrupts the
-// engine, uncatchably), memory (codeMode.memoryLimit, 64 MiB: the engine's
+// engine, uncatchably, and again every few milliseconds until the script
+// has stopped: an async function turns one interrupt into a rejection its
+// caller outlives), memory (codeMode.memoryLimit, 64 MiB: the engine's
 // own allocator refuses past it, the script gets an out-of-memory error and
 // stops, the process is untouched), inner calls (codeMode.maxCalls, 100;
-// searches have a budget of the same size), the result's size (the hub's
-// security.maxToolOutputLength, checked in the runtime before the result
-// is copied out), log lines (64 KiB kept) and scripts at once
-// (codeMode.maxConcurrent, 4).
+// searches have a budget of the same size), a call's arguments (the hub's
+// maxMessageBytes, checked before they leave the sandbox), the result's
+// size (the hub's security.maxToolOutputLength, checked in the runtime
+// before the result is copied out), log lines (64 KiB kept) and scripts at
+// once (codeMode.maxConcurrent, 4).
 //
 // # The runtime, chosen on measurement
 //

@@ -1,5 +1,5 @@
 // The script's world. Evaluated once per run, before the script, as
-// (PRELUDE)(globalThis, code, inputJSON, maxResult). It takes the host
+// (PRELUDE)(globalThis, code, inputJSON, maxResult, maxArg, maxLog). It takes the host
 // functions the Go side registered (__hub_*) off the global object, keeps
 // them in this closure, defines callTool, searchTools, log, sleep and input,
 // disables eval and every Function constructor, compiles the script as the
@@ -7,7 +7,7 @@
 // done(status, text) exactly once (1: the result's
 // JSON, 0: why it failed, 2: the length of a result over maxResult, 3:
 // null was thrown), or never (a promise that never settles).
-(function (g, code, inputJSON, maxResult) {
+(function (g, code, inputJSON, maxResult, maxArg, maxLog) {
   'use strict';
   const rawCall = g.__hub_call, rawSearch = g.__hub_search, rawLog = g.__hub_log,
     rawSleep = g.__hub_sleep, rawDone = g.__hub_done;
@@ -16,7 +16,9 @@
   }
   const parse = JSON.parse, stringify = JSON.stringify, define = Object.defineProperty,
     freeze = Object.freeze, isArray = Array.isArray, toStr = String, toNum = Number,
-    ErrorCtor = Error, TypeErrorCtor = TypeError, then = Promise.prototype.then;
+    ErrorCtor = Error, TypeErrorCtor = TypeError, then = Promise.prototype.then,
+    apply = Reflect.apply, map = Array.prototype.map, join = Array.prototype.join,
+    slice = String.prototype.slice;
   const AsyncFunction = (async function () {}).constructor;
 
   // unwrap turns a host answer ({"ok": value} or {"error": {...}}) into the
@@ -61,14 +63,27 @@
       if (typeof args !== 'object' || isArray(args)) {
         throw new TypeErrorCtor('callTool(server, tool, args): args must be an object');
       }
-      return unwrap(rawCall(server, tool, stringify(args)));
+      const json = stringify(args); // a toJSON of the script's may make it anything
+      if (typeof json !== 'string' || json[0] !== '{') {
+        throw new TypeErrorCtor('callTool(server, tool, args): args must be an object (its JSON is not one)');
+      }
+      // More UTF-16 units than maxArg is more bytes still: refused before a
+      // copy crosses to the host, which counts the bytes of the rest.
+      if (json.length > maxArg) {
+        throw new ErrorCtor('code mode: the arguments of this call are over the ' + maxArg +
+          ' bytes of JSON one message may carry (maxMessageBytes); nothing was sent');
+      }
+      return unwrap(rawCall(server, tool, json));
     },
     searchTools: function searchTools(query, limit) {
       return unwrap(rawSearch(query === undefined || query === null ? '' : toStr(query),
         limit === undefined || limit === null ? 0 : toNum(limit)));
     },
     log: function log(...args) {
-      rawLog(args.map(text).join(' '));
+      const line = toStr(apply(join, apply(map, args, [text]), [' ']));
+      // A line over what the log keeps is dropped by the host: only enough
+      // of it to tell crosses.
+      rawLog(line.length > maxLog ? apply(slice, line, [0, maxLog + 1]) : line);
     },
     sleep: function sleep(ms) {
       unwrap(rawSleep(toNum(ms)));
@@ -80,16 +95,6 @@
   const input = parse(inputJSON);
   define(g, 'input', { value: input, writable: false, configurable: false, enumerable: false });
 
-  // Compile before locking down: the AsyncFunction constructor is the only
-  // compiler the script gets, and only for its own text.
-  let fn;
-  try {
-    fn = new AsyncFunction('input', code);
-  } catch (e) {
-    rawDone(0, describe(e));
-    return;
-  }
-
   // No eval, no Function constructor of any kind: code fetched by a tool
   // call stays data.
   const blocked = function () {
@@ -100,6 +105,21 @@
     define(F.prototype, 'constructor', { value: blocked, writable: false, configurable: false });
   }
   define(g, 'Function', { value: blocked, writable: false, configurable: false, enumerable: false });
+
+  // Compile after locking down: the engine's function constructor pastes
+  // the body into a source text it evaluates as a whole, so a body that
+  // closes the function early ("}); ...; (async function () {") runs its
+  // middle at compile time, as global code. Locked down first, that code
+  // finds no eval or Function constructor to keep for later, and can do
+  // nothing the script itself could not. The AsyncFunction constructor,
+  // kept in this closure, is the only compiler, and only for the script.
+  let fn;
+  try {
+    fn = new AsyncFunction('input', code);
+  } catch (e) {
+    rawDone(0, describe(e));
+    return;
+  }
 
   let p;
   try {

@@ -63,6 +63,10 @@ type Limits struct {
 	// MaxResultChars caps the characters of the result's JSON (50,000;
 	// the hub passes its security.maxToolOutputLength).
 	MaxResultChars int
+	// MaxArgBytes caps the JSON of one call's arguments (16 MiB; the hub
+	// passes its maxMessageBytes: a script sends no tool more than a
+	// client could).
+	MaxArgBytes int
 	// MaxLogBytes caps what log() keeps (64 KiB); later lines are counted,
 	// not kept.
 	MaxLogBytes int
@@ -76,6 +80,7 @@ const (
 	DefaultMemoryBytes    = 64 << 20
 	DefaultMaxCalls       = 100
 	DefaultMaxResultChars = 50000
+	DefaultMaxArgBytes    = 16 << 20
 	DefaultMaxLogBytes    = 64 << 10
 	DefaultMaxConcurrent  = 4
 )
@@ -92,6 +97,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxResultChars <= 0 {
 		l.MaxResultChars = DefaultMaxResultChars
+	}
+	if l.MaxArgBytes <= 0 {
+		l.MaxArgBytes = DefaultMaxArgBytes
 	}
 	if l.MaxLogBytes <= 0 {
 		l.MaxLogBytes = DefaultMaxLogBytes
@@ -211,7 +219,10 @@ func (r *Runner) Run(ctx context.Context, host Host, s Script) (*Result, error) 
 	vm.SetMemoryLimit(uintptr(lim.MemoryBytes))
 	vm.SetCanBlock(false) // Atomics.wait throws instead of blocking
 
-	st := &state{ctx: ctx, host: host, lim: lim, start: time.Now(), interrupt: vm.Interrupt}
+	st := &state{ctx: ctx, host: host, lim: lim, start: time.Now(), end: func() {
+		cancel()
+		vm.Interrupt() // now, not at the watchdog's first tick
+	}}
 	for name, fn := range map[string]quickjs.HostFunc{
 		"__hub_call":   st.call,
 		"__hub_search": st.search,
@@ -223,12 +234,11 @@ func (r *Runner) Run(ctx context.Context, host Host, s Script) (*Result, error) 
 			return nil, fmt.Errorf("code mode: %w", err)
 		}
 	}
-	stop := context.AfterFunc(ctx, vm.Interrupt)
-	defer stop()
+	defer watch(ctx, vm.Interrupt)()
 
-	boot := "(" + prelude + ")(globalThis, " + jsString(s.Code) + ", " + jsString(string(input)) + ", " + strconv.Itoa(lim.MaxResultChars) + ")"
+	boot := "(" + prelude + ")(globalThis, " + jsString(s.Code) + ", " + jsString(string(input)) + ", " + strconv.Itoa(lim.MaxResultChars) + ", " + strconv.Itoa(lim.MaxArgBytes) + ", " + strconv.Itoa(lim.MaxLogBytes) + ")"
 	_, err = vm.Eval(boot, quickjs.EvalGlobal)
-	for err == nil && !st.finished {
+	for err == nil && !st.finished && ctx.Err() == nil {
 		var n int
 		n, err = vm.ExecutePendingJobs()
 		if n == 0 && err == nil && !st.finished {
@@ -304,6 +314,43 @@ func (st *state) failure(ctx context.Context, err error, timeout time.Duration) 
 	return &ScriptError{err.Error()}
 }
 
+// interruptEvery is how often the watchdog repeats an interrupt.
+const interruptEvery = 5 * time.Millisecond
+
+// watch interrupts the engine once ctx ends, and again every
+// interruptEvery until the returned stop is called (it returns when the
+// watchdog has). One interrupt is not enough: the engine forgets a pending
+// interrupt each time Go enters it (every ExecutePendingJobs), and an async
+// function turns the interrupt into a rejection of its promise, so a
+// script can outlive one — `(async () => { for (;;) {} })(); await null;
+// for (;;) {}` spins in a job that the one interrupt, spent on the first
+// loop, never reaches.
+func watch(ctx context.Context, interrupt func()) (stop func()) {
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+		}
+		t := time.NewTicker(interruptEvery)
+		defer t.Stop()
+		for {
+			interrupt()
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-exited
+	}
+}
+
 // state is one run's side of the host functions. They all run on the
 // goroutine that runs the VM.
 type state struct {
@@ -318,11 +365,12 @@ type state struct {
 	dropped  int
 	limit    *LimitError // a limit the script reached, if any
 	stop     *StopError  // why the host stopped the script, if it did
-	// interrupt stops the script's JavaScript (the VM's Interrupt).
-	interrupt func()
-	finished  bool
-	status    int
-	text      string
+	// end ends the script's context: the watchdog interrupts the engine
+	// until the script has stopped, and no host function serves it.
+	end      func()
+	finished bool
+	status   int
+	text     string
 }
 
 // guard turns a panic of a host function into an error the script gets,
@@ -358,6 +406,15 @@ func (st *state) reach(l *LimitError) string {
 
 func (st *state) call(args []any) (any, error) {
 	server, tool, raw := argString(args, 0), argString(args, 1), argString(args, 2)
+	if msg := st.ended(); msg != "" {
+		return msg, nil
+	}
+	if raw == "" || raw[0] != '{' {
+		return answerError(0, "callTool(server, tool, args): args must be an object", nil), nil
+	}
+	if len(raw) > st.lim.MaxArgBytes {
+		return answerError(0, fmt.Sprintf("code mode: the arguments of this call are %d bytes of JSON, over the %d one message may carry (maxMessageBytes); nothing was sent", len(raw), st.lim.MaxArgBytes), nil), nil
+	}
 	if st.calls >= st.lim.MaxCalls {
 		return st.reach(&LimitError{LimitCalls, fmt.Sprintf("code mode: the script made %d tool calls, the most one script may make (codeMode.maxCalls); do the rest in another script or call by call", st.lim.MaxCalls)}), nil
 	}
@@ -370,7 +427,7 @@ func (st *state) call(args []any) (any, error) {
 	switch {
 	case errors.As(err, &stop):
 		st.stop = stop
-		st.interrupt()
+		st.end()
 		return answerError(0, stop.Msg, nil), nil
 	case errors.As(err, &pe):
 		return answerError(pe.Code, pe.Message, pe.Data), nil
@@ -383,6 +440,9 @@ func (st *state) call(args []any) (any, error) {
 func (st *state) search(args []any) (any, error) {
 	query := argString(args, 0)
 	limit := int(argNumber(args, 1))
+	if msg := st.ended(); msg != "" {
+		return msg, nil
+	}
 	if st.searches >= st.lim.MaxCalls {
 		return st.reach(&LimitError{LimitCalls, fmt.Sprintf("code mode: the script made %d searches, the most one script may make (codeMode.maxCalls)", st.lim.MaxCalls)}), nil
 	}
@@ -392,6 +452,20 @@ func (st *state) search(args []any) (any, error) {
 		return answerError(0, err.Error(), nil), nil
 	}
 	return answer(res), nil
+}
+
+// ended answers a host function called after the script's time ran out
+// or it was cancelled (the interrupt is on its way), or after it settled
+// its result (a promise job it left behind runs in the same drain): nothing
+// more leaves the sandbox then. It returns "" while the script runs.
+func (st *state) ended() string {
+	switch {
+	case st.finished:
+		return answerError(0, "code mode: the script has settled its result: nothing more is sent", nil)
+	case st.ctx.Err() != nil:
+		return answerError(0, "code mode: the script was stopped", nil)
+	}
+	return ""
 }
 
 func (st *state) log(args []any) (any, error) {
@@ -412,10 +486,15 @@ func (st *state) sleep(args []any) (any, error) {
 	if math.IsNaN(ms) || ms < 0 {
 		return answerError(0, "sleep(ms): ms must be a number of milliseconds, 0 or more", nil), nil
 	}
-	d := time.Duration(ms * float64(time.Millisecond))
-	if c, _ := st.ctx.Value(clockKey{}).(*clock); c != nil && c.remaining() < d {
+	if msg := st.ended(); msg != "" {
+		return msg, nil
+	}
+	if c, _ := st.ctx.Value(clockKey{}).(*clock); c != nil && ms*float64(time.Millisecond) > float64(c.remaining()) {
+		// Compared as floats: sleep(1e300) or sleep(Infinity) would
+		// overflow a Duration into a negative one, no wait at all.
 		return answerError(0, fmt.Sprintf("sleep(%v) would pass the script's time limit (%s left)", ms, c.remaining().Round(time.Millisecond)), nil), nil
 	}
+	d := time.Duration(ms * float64(time.Millisecond))
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

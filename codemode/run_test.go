@@ -100,6 +100,8 @@ func TestEscapesAndErrors(t *testing.T) {
 		{"deep recursion", `function f(n) { return f(n + 1) + 1 } return f(0)`, "stack overflow"},
 		{"promise that never settles", `await new Promise(() => {})`, "never settled"},
 		{"sleep past the limit", `sleep(60000)`, "would pass the script's time limit"},
+		{"sleep for ever", `sleep(Infinity)`, "would pass the script's time limit"},
+		{"sleep 1e300 ms", `sleep(1e300)`, "would pass the script's time limit"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

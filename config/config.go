@@ -48,7 +48,7 @@ type Config struct {
 
 	FirstListWait   time.Duration `koanf:"firstListWait" flag:"first-list-wait" default:"10s" doc:"how long a session's first tools/list waits for upstreams still connecting (0: no wait)"`
 	ConfigPoll      time.Duration `koanf:"configPoll" default:"1s" doc:"how often the running hub checks its config file for edits and applies them to its servers (0: never)"`
-	ProtocolVersion string        `koanf:"protocolVersion" default:"2025-11-25" doc:"protocol version asked of upstreams"`
+	ProtocolVersion string        `koanf:"protocolVersion" default:"2026-07-28" doc:"protocol version asked of upstreams (the newest: a server that does not speak it is asked with initialize for its newest session-era version)"`
 
 	Timeouts `koanf:"timeouts"`
 	Limits   `koanf:"limits"`

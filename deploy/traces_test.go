@@ -243,6 +243,8 @@ mcpServers:
   stdio-up:
     command: %q
     args: [-only, trace]
+    # the session era: the trace tool's sampling is a request of its own
+    protocolVersion: "2025-11-25"
     env: {OTEL_EXPORTER_OTLP_ENDPOINT: %q, OTEL_SERVICE_NAME: fixture-stdio, OTEL_BSP_SCHEDULE_DELAY: "50"}
   http-up:
     url: %q

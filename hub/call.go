@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/catalog"
+	"github.com/mcp-hub/mcp-hub/era"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
 	"github.com/mcp-hub/mcp-hub/telemetry"
@@ -111,6 +112,13 @@ func argsOf(params []byte) []byte {
 // params to replace (a renamed tool or prompt). Every other member of params
 // travels byte for byte.
 func (s *session) forward(m wire.Message, up *upstream.Upstream, method, label string, meta []byte, set []wire.Member) {
+	if s.stateless != nil {
+		if state, p := s.h.parkedState(m.Params); p != nil {
+			go s.resumeParked(m, state, p) // the retry of a parked call
+			return
+		}
+		s.stateless.label = label
+	}
 	if up = s.route(m, up, method, label); up == nil {
 		return // answered: no instance may serve the session
 	}
@@ -164,7 +172,20 @@ func (s *session) forward(m wire.Message, up *upstream.Upstream, method, label s
 		s.setCancel(key, cancel)
 		return
 	}
-	ctx, cancel := context.WithCancel(telemetry.ContextWith(upstream.WithTag(s.ctx, tag), tag.span))
+	base := s.ctx
+	if s.stateless != nil {
+		// A stateless session ends with its POST; a call parked for the
+		// client's answer (parked.go) outlives it.
+		base = context.WithoutCancel(s.ctx)
+	}
+	ctx, cancel := context.WithCancel(telemetry.ContextWith(upstream.WithTag(base, tag), tag.span))
+	if s.stateless != nil {
+		context.AfterFunc(s.ctx, func() {
+			if !s.isParked(key) {
+				cancel()
+			}
+		})
+	}
 	s.setCancel(key, cancel)
 	go func() {
 		defer cancel()
@@ -178,8 +199,16 @@ func (s *session) forward(m wire.Message, up *upstream.Upstream, method, label s
 
 // finish relays the outcome of a forwarded request to the client.
 func (s *session) finish(key, id []byte, up *upstream.Upstream, method, tool string, token []byte, r upstream.Reply, err error, start time.Time, span *telemetry.Span) {
-	cancelled := s.cancelledByClient(key)
 	s.h.progress.release(token)
+	if s.toParked(id, parkedEvent{r: r, err: err}) {
+		// The client's retry answers with it (parked.go); the upstream's
+		// request is over.
+		if span != nil {
+			span.End(spanOutcome(outcomeOf(false, r, err), r))
+		}
+		return
+	}
+	cancelled := s.cancelledByClient(key)
 	label := tool
 	if method != "tools/call" {
 		label = method // prompt names and uris are not tool labels
@@ -223,9 +252,9 @@ func (s *session) finish(key, id []byte, up *upstream.Upstream, method, tool str
 	case r.Error != nil:
 		s.replyErrorObject(id, r.Error)
 	case method == "tools/call":
-		s.reply(id, limitOutput(r.Result, s.h.opts.MaxToolOutputLength))
+		s.reply(id, limitOutput(s.fromUpstream(up, r.Result), s.h.opts.MaxToolOutputLength))
 	default:
-		s.reply(id, r.Result)
+		s.reply(id, s.fromUpstream(up, r.Result))
 	}
 }
 
@@ -307,11 +336,6 @@ func parseCallParams(params []byte) (callParams, error) {
 	return p, nil
 }
 
-// reservedMetaPrefix marks per-hop _meta keys of the 2026-07-28 protocol
-// (client info, capabilities, …); they describe the hub's client, not the
-// hub, so they never travel upstream.
-const reservedMetaPrefix = "io.modelcontextprotocol/"
-
 // rewriteMeta returns _meta for upstream up: reserved per-hop keys dropped,
 // and a progress token replaced by a hub token (tokens of different clients
 // would collide on a shared upstream). It returns the hub token, or nil.
@@ -319,7 +343,7 @@ func (s *session) rewriteMeta(meta, reqID []byte, up string) ([]byte, []byte, er
 	var drop []string
 	var orig []byte
 	err := wire.Members(meta, func(k, v []byte) error {
-		if bytes.HasPrefix(k, []byte(reservedMetaPrefix)) {
+		if era.Reserved(k) {
 			drop = append(drop, string(k))
 		}
 		if string(k) == "progressToken" {

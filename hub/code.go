@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/codemode"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
 	"github.com/mcp-hub/mcp-hub/toolpolicy"
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // Code mode (package codemode) wired into sessions: hub_run_code runs a
@@ -72,6 +73,13 @@ func (r *scriptRun) stopWith(msg string) {
 	if r.stop == "" {
 		r.stop = msg
 	}
+}
+
+// context returns the script's context, as its latest inner call set it.
+func (r *scriptRun) context() context.Context {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ctx
 }
 
 func (r *scriptRun) stopped() error {
@@ -182,9 +190,11 @@ func (s *session) runCode(m wire.Message) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.setCancel(key, cancel)
 	run := &scriptRun{outer: m.ID, hash: codemode.Hash(a.Code)}
-	s.h.audit(s.actor(), "code-run", "", map[string]any{"sha256": run.hash, "bytes": len(a.Code)})
 	go func() {
 		defer cancel()
+		// Written here, not on the session's reading goroutine: the store
+		// may take its time.
+		s.h.audit(s.actor(), "code-run", "", map[string]any{"sha256": run.hash, "bytes": len(a.Code)})
 		res, err := s.h.code.Run(ctx, &codeHost{s: s, run: run}, codemode.Script{
 			Code: a.Code, Input: a.Input, Timeout: time.Duration(a.TimeoutMs * float64(time.Millisecond)),
 		})
@@ -197,7 +207,9 @@ func (s *session) runCode(m wire.Message) {
 			s.settled()
 			return
 		}
-		s.reply(m.ID, codemode.Answer(res, err))
+		// The answer's text (result and log lines) obeys the output limit
+		// of any tool's.
+		s.reply(m.ID, limitOutput(codemode.Answer(res, err), s.h.opts.MaxToolOutputLength))
 	}()
 }
 
@@ -229,8 +241,25 @@ func scriptOutcome(cancelled bool, err error) string {
 // auditDone writes the audit entry of a finished script: its hash, outcome
 // and each inner call.
 func (s *session) auditDone(run *scriptRun, res *codemode.Result, outcome string, err error) {
-	s.h.audit(s.actor(), "code-done", "", run.calls.AuditDetail(run.hash, res, outcome, err))
+	s.h.audit(s.actor(), "code-done", "", run.calls.AuditDetail(run.hash, res, outcome, err, s.h.knownNames()))
 	s.logger.Info("code-mode script", "sha256", run.hash, "outcome", outcome, "calls", run.calls.Len(), "ms", resElapsed(res).Milliseconds())
+}
+
+// knownNames reports whether server is an MCP server of the hub and tool
+// a tool of it its filters let through: the names of a script's calls the
+// audit log keeps (the others are the script's own data).
+func (h *Hub) knownNames() func(server, tool string) (bool, bool) {
+	var tools map[[2]string]bool
+	return func(server, tool string) (bool, bool) {
+		if _, ok := h.mgr.Get(server); !ok {
+			return false, false
+		}
+		if tools == nil {
+			tools = map[[2]string]bool{}
+			h.upstreamTools(func(u *upstream.Upstream, it catalog.Item, _ string) { tools[[2]string{u.Name(), it.Key}] = true })
+		}
+		return true, tools[[2]string{server, tool}]
+	}
 }
 
 // codeHost is a script's way into its session.
@@ -241,6 +270,9 @@ type codeHost struct {
 
 // CallTool makes the script's call through hub_call_tool's handler.
 func (h *codeHost) CallTool(ctx context.Context, server, tool string, args json.RawMessage) (json.RawMessage, error) {
+	if stop := h.run.stopped(); stop != nil {
+		return nil, stop // the person said no to this script: nothing more goes out
+	}
 	params := innerParams(callToolName, map[string]any{"server": server, "tool": tool, "arguments": args})
 	start := time.Now()
 	resp, err := h.s.inner(ctx, h.run, params, h.s.callUpstreamTool)
@@ -311,24 +343,8 @@ func (s *session) inner(ctx context.Context, run *scriptRun, params []byte, hand
 	case d := <-ch:
 		return wire.Parse(d)
 	case <-ctx.Done():
-		s.cancelCall(key)
+		s.cancelCall(key) // as the client's notifications/cancelled would
 		return wire.Message{}, ctx.Err()
-	}
-}
-
-// cancelCall cancels the request registered under key, as the client's
-// notifications/cancelled does.
-func (s *session) cancelCall(key []byte) {
-	s.mu.Lock()
-	c := s.inflight[string(key)]
-	var cancel func()
-	if c != nil {
-		c.cancelled = true
-		cancel = c.cancel
-	}
-	s.mu.Unlock()
-	if cancel != nil {
-		cancel()
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/codemode"
 	"github.com/mcp-hub/mcp-hub/persist"
 	"github.com/mcp-hub/mcp-hub/toolpolicy"
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // codeClient is a go-sdk client of a code-mode hub whose person answers
@@ -97,16 +98,7 @@ func TestCodeMode(t *testing.T) {
 	cc := newCodeClient(t, srv.URL, true)
 	other := newCodeClient(t, srv.URL, false)
 	up, _ := h.Manager().Get("a")
-	servesOthers := func(t *testing.T) {
-		t.Helper()
-		if text, isErr := toolCall(t, other.cs, "add", map[string]any{"a": 1, "b": 2}); isErr || text != "3" {
-			t.Fatalf("another session's call after the script: %q %v", text, isErr)
-		}
-		eventually(t, 10*time.Second, "no upstream request left", func() bool {
-			c := up.Conn()
-			return c == nil || len(c.Tags()) == 0
-		})
-	}
+	servesOthers := func(t *testing.T) { servedAfter(t, other.cs, up) }
 	base := runtime.NumGoroutine()
 
 	t.Run("initialize instructions describe it", func(t *testing.T) {
@@ -240,13 +232,14 @@ func TestCodeMode(t *testing.T) {
 			entries, _ = h.opts.Store.(testStore).AuditLog(context.Background(), "", 0)
 			return entries[len(entries)-1].Action == "code-done"
 		})
-		var run, done int
+		var run, done, hashed int
+		hash := `"sha256":"` + codemode.Hash(`return callTool("a", "pid").isError`) + `"`
 		for _, e := range entries {
 			switch e.Action {
 			case "code-run":
 				run++
-				if !strings.Contains(string(e.Detail), `"sha256":"`+codemode.Hash(`return callTool("a", "pid").isError`)) && run == 1 {
-					continue
+				if strings.Contains(string(e.Detail), hash) {
+					hashed++
 				}
 			case "code-done":
 				done++
@@ -261,9 +254,25 @@ func TestCodeMode(t *testing.T) {
 		if run < 15 || done != run {
 			t.Errorf("%d code-run and %d code-done entries", run, done)
 		}
+		if hashed != 2 { // the second script of "ask once…" and the one of "allowed for the session"
+			t.Errorf("%d code-run entries name the script's hash, want 2", hashed)
+		}
 	})
 	noScriptGoroutines(t)
 	t.Logf("goroutines: %d before the scripts, %d after", base, runtime.NumGoroutine())
+}
+
+// servedAfter fails unless a call of add from the session cs is answered
+// and no request is left in flight at up: what must hold after any script.
+func servedAfter(t *testing.T, cs *mcp.ClientSession, up *upstream.Upstream) {
+	t.Helper()
+	if text, isErr := toolCall(t, cs, "add", map[string]any{"a": 1, "b": 2}); isErr || text != "3" {
+		t.Fatalf("another session's call after the script: %q %v", text, isErr)
+	}
+	eventually(t, 10*time.Second, "no upstream request left", func() bool {
+		c := up.Conn()
+		return c == nil || len(c.Tags()) == 0
+	})
 }
 
 // noScriptGoroutines fails when a goroutine of a script (the runtime, an

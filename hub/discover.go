@@ -1,7 +1,6 @@
 package hub
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -49,15 +48,7 @@ func discoveryTools() []catalog.Item {
 	}}
 	var items []catalog.Item
 	for _, t := range tools {
-		raw, err := json.Marshal(t)
-		if err != nil {
-			panic(err) // static data
-		}
-		it, err := catalog.ParseTool(raw)
-		if err != nil {
-			panic(err)
-		}
-		items = append(items, it)
+		items = append(items, mustTool(t))
 	}
 	return items
 }

@@ -150,7 +150,11 @@ func (s *session) readResource(m wire.Message) {
 func (s *session) resourceNotFound(id []byte, uri string) {
 	data := wire.AppendString([]byte(`{"uri":`), redact.Bound(uri))
 	data = append(data, '}')
-	s.replyError(id, codeResourceNotFound, fmt.Sprintf("resource not found: %q", uri), data)
+	code := int64(codeResourceNotFound)
+	if s.stateless != nil {
+		code = jsonrpc.CodeInvalidParams // SEP-2164, from 2026-07-28
+	}
+	s.replyError(id, code, fmt.Sprintf("resource not found: %q", uri), data)
 }
 
 // complete forwards completion/complete to the owner of its reference: a

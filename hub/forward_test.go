@@ -69,8 +69,8 @@ func TestResourcesAndPrompts(t *testing.T) {
 			shadowed++
 		}
 	}
-	if shadowed != 3+4+1 {
-		t.Errorf("%d resources, prompts and templates of b reported shadowed by a, want 8", shadowed)
+	if shadowed != 3+5+1 {
+		t.Errorf("%d resources, prompts and templates of b reported shadowed by a, want 9", shadowed)
 	}
 
 	read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://static-text"})
@@ -92,7 +92,7 @@ func TestResourcesAndPrompts(t *testing.T) {
 	}
 
 	prompts, err := cs.ListPrompts(ctx, nil)
-	if err != nil || len(prompts.Prompts) != 4 {
+	if err != nil || len(prompts.Prompts) != 5 { // the fixture's conformance set has five
 		t.Fatalf("prompts: %v %v", prompts, err)
 	}
 	got, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "test_prompt_with_arguments", Arguments: map[string]string{"arg1": "x1", "arg2": "y2"}})
@@ -131,7 +131,7 @@ func TestPromptsPrefixed(t *testing.T) {
 		for _, p := range res.Prompts {
 			names = append(names, p.Name)
 		}
-		return err == nil && len(names) == 8
+		return err == nil && len(names) == 10
 	})
 	if !slices.Contains(names, "b__test_prompt_with_arguments") {
 		t.Fatalf("prompts = %v", names)
@@ -157,7 +157,9 @@ func TestPromptsPrefixed(t *testing.T) {
 // (unsubscribe or disconnect) ends it upstream; a reconnected upstream is
 // subscribed again.
 func TestResourceSubscriptions(t *testing.T) {
-	h, srv := startHTTPHub(t, nil, fixtureSpec("a", "-conformance", "-only", "touch_resource,subscriptions"))
+	// The session era's resources/subscribe (the stateless era's listen
+	// streams: TestResourceSubscriptionsStateless).
+	h, srv := startHTTPHub(t, nil, sessionEraSpec(fixtureSpec("a", "-conformance", "-only", "touch_resource,subscriptions")))
 	const uri = "test://watched-resource"
 	var updates [3]atomic.Int32
 	sessions := make([]*mcp.ClientSession, 3)
@@ -235,7 +237,7 @@ func TestListChangedPerKind(t *testing.T) {
 		return prompts.Load() > 0 && resources.Load() > 0
 	})
 	res, err := cs.ListPrompts(context.Background(), nil)
-	if err != nil || len(res.Prompts) != 4 {
+	if err != nil || len(res.Prompts) != 5 {
 		t.Errorf("prompts after the add: %v %v", res, err)
 	}
 	b, _ := json.Marshal(cs.InitializeResult().Capabilities)

@@ -16,7 +16,15 @@ import (
 //
 //	go test -run '^$' -bench HTTPFrontEcho -benchmem ./hub/
 func BenchmarkHTTPFrontEcho(b *testing.B) {
-	_, srv := startHTTPHubOpts(b, &Options{}, nil, fixtureSpec("a", "-only", "echo"))
+	for _, version := range benchEras {
+		b.Run("upstream="+version, func(b *testing.B) { benchHTTPFrontEcho(b, version) })
+	}
+}
+
+func benchHTTPFrontEcho(b *testing.B, version string) {
+	spec := fixtureSpec("a", "-only", "echo")
+	spec.ProtocolVersion = version
+	_, srv := startHTTPHubOpts(b, &Options{}, nil, spec)
 	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	post := func(sid, body string) *http.Response {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", bytes.NewBufferString(body))

@@ -24,9 +24,12 @@ type httpSession struct {
 
 	mu         sync.Mutex // guards following
 	pending    map[string]*postWait
-	stream     *sseStream // the standalone GET stream (or the legacy stream)
-	backlog    [][]byte   // messages waiting for a stream
-	active     int        // requests being handled (see begin)
+	stream     *sseStream           // the standalone GET stream (or the legacy stream)
+	backlog    [][]byte             // messages waiting for a stream
+	glog       *eventLog            // the standalone stream's numbered events, for a resume
+	streams    map[string]*postWait // POST answers that are event streams, by stream name (resume.go)
+	streamSeq  uint64
+	active     int // requests being handled (see begin)
 	lastActive time.Time
 	closed     bool
 }
@@ -39,6 +42,11 @@ const maxBacklog = 256
 type postWait struct {
 	events chan []byte // related notifications and requests (dropped when full)
 	final  chan []byte // the response
+	// log numbers the events once the answer is an event stream; attached
+	// says a response is writing them (the POST's, or a resuming GET's).
+	// Guarded by the session's mu.
+	log      *eventLog
+	attached bool
 }
 
 // sseStream is an open text/event-stream to a client.

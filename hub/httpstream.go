@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/era"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -47,17 +48,20 @@ func (f *httpFront) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bo
 // serveStreamable implements the streamable HTTP transport on /mcp.
 func (f *httpFront) serveStreamable(w http.ResponseWriter, r *http.Request) {
 	v := r.Header.Get("Mcp-Protocol-Version")
-	if v != "" && !slices.Contains(f.opts.ProtocolVersions, v) {
+	sid := r.Header.Get("Mcp-Session-Id")
+	// A stateless POST's version is checked with its body, so the error
+	// answers the request's id.
+	sessionless := sid == "" && r.Method == http.MethodPost && v >= statelessVersion
+	if v != "" && !slices.Contains(f.opts.ProtocolVersions, v) && !sessionless {
 		if v >= statelessVersion {
 			// The 2026-07-28 answer, which tells the client what to use.
 			writeJSON(w, http.StatusBadRequest, wire.AppendError(nil, nil, codeUnsupportedProtocolVersion,
-				fmt.Sprintf("unsupported protocol version %q", v), unsupportedVersionData(f.opts.ProtocolVersions, v)))
+				fmt.Sprintf("unsupported protocol version %q", v), era.UnsupportedVersionData(f.opts.ProtocolVersions, v)))
 			return
 		}
 		rpcHTTPError(w, http.StatusBadRequest, fmt.Sprintf("unsupported MCP-Protocol-Version %q (supported: %s)", v, strings.Join(f.opts.ProtocolVersions, ", ")))
 		return
 	}
-	sid := r.Header.Get("Mcp-Session-Id")
 	if sid != "" && !validSessionID(sid) {
 		rpcHTTPError(w, http.StatusBadRequest, "malformed Mcp-Session-Id")
 		return
@@ -151,7 +155,7 @@ func (f *httpFront) streamablePost(w http.ResponseWriter, r *http.Request, sid s
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	p := &postWait{events: make(chan []byte, 64), final: make(chan []byte, 1)}
+	p := &postWait{events: make(chan []byte, 64), final: make(chan []byte, 1), attached: true}
 	key := canonicalID(m.ID)
 	hs.mu.Lock()
 	if _, dup := hs.pending[key]; dup {
@@ -174,15 +178,17 @@ func (f *httpFront) streamablePost(w http.ResponseWriter, r *http.Request, sid s
 // awaitResponse answers a POSTed request: as JSON when the response comes
 // first, as an SSE stream when messages of the request come before it.
 func (f *httpFront) awaitResponse(w http.ResponseWriter, r *http.Request, hs *httpSession, key string, p *postWait) {
+	detached := false
 	defer func() {
 		hs.mu.Lock()
-		if hs.pending[key] == p {
+		p.attached = false
+		if hs.pending[key] == p && !detached {
 			delete(hs.pending, key)
 		}
 		hs.mu.Unlock()
 		hs.touch()
 	}()
-	ev := &eventWriter{w: w}
+	ev := &eventWriter{w: w, hs: hs, p: p}
 	event, flush := ev.event, ev.flush
 	for {
 		select {
@@ -197,6 +203,7 @@ func (f *httpFront) awaitResponse(w http.ResponseWriter, r *http.Request, hs *ht
 				return
 			}
 			if ev.final(p.events, data) {
+				hs.streamDone(p)
 				return
 			}
 			w.Header().Set("Content-Type", "application/json")
@@ -206,7 +213,10 @@ func (f *httpFront) awaitResponse(w http.ResponseWriter, r *http.Request, hs *ht
 			return
 		case <-r.Context().Done():
 			// The client went away. Its request keeps running (a
-			// disconnect is not a cancellation); the response is dropped.
+			// disconnect is not a cancellation). An answer that was an
+			// event stream is kept for a resume (GET with Last-Event-ID);
+			// otherwise the response is dropped.
+			detached = ev.streaming
 			return
 		}
 	}
@@ -218,17 +228,39 @@ type eventWriter struct {
 	w         http.ResponseWriter
 	flusher   http.Flusher
 	streaming bool // the response is an event stream
+	// log numbers the events of a resumable stream (a session-era POST's
+	// answer, see resume.go); a POST (hs, p) registers its stream when the
+	// answer turns into one. All nil: events carry no id.
+	log *eventLog
+	hs  *httpSession
+	p   *postWait
+}
+
+// start turns the response into an event stream, with a priming event
+// when asked and the stream is resumable.
+func (e *eventWriter) start(priming bool) {
+	e.streaming = true
+	e.w.Header().Set("Content-Type", "text/event-stream")
+	e.w.Header().Set("Cache-Control", "no-cache")
+	e.w.WriteHeader(http.StatusOK)
+	e.flusher, _ = e.w.(http.Flusher)
+	if priming && e.log != nil {
+		writePriming(e.w, e.log.primingID())
+	}
 }
 
 // event writes a message as an SSE event, turning the response into an
 // event stream first.
 func (e *eventWriter) event(data []byte) {
 	if !e.streaming {
-		e.streaming = true
-		e.w.Header().Set("Content-Type", "text/event-stream")
-		e.w.Header().Set("Cache-Control", "no-cache")
-		e.w.WriteHeader(http.StatusOK)
-		e.flusher, _ = e.w.(http.Flusher)
+		if e.p != nil {
+			e.log = e.hs.streamFor(e.p)
+		}
+		e.start(true)
+	}
+	if e.log != nil {
+		writeEventID(e.w, e.log.add(data), data)
+		return
 	}
 	writeEvent(e.w, data)
 }
@@ -278,6 +310,10 @@ func (f *httpFront) streamableGet(w http.ResponseWriter, r *http.Request, sid st
 		rpcHTTPError(w, http.StatusNotFound, "unknown or expired session")
 		return
 	}
+	lastID := r.Header.Get("Last-Event-ID")
+	if lastID != "" && f.resume(w, r, hs, lastID) {
+		return
+	}
 	st := &sseStream{ch: make(chan []byte, 1024)}
 	hs.mu.Lock()
 	if hs.closed {
@@ -293,6 +329,9 @@ func (f *httpFront) streamableGet(w http.ResponseWriter, r *http.Request, sid st
 	hs.stream = st
 	backlog := hs.backlog
 	hs.backlog = nil
+	if hs.glog == nil {
+		hs.glog = &eventLog{name: standaloneStream}
+	}
 	hs.mu.Unlock()
 	defer func() {
 		hs.mu.Lock()
@@ -302,7 +341,13 @@ func (f *httpFront) streamableGet(w http.ResponseWriter, r *http.Request, sid st
 		hs.lastActive = time.Now()
 		hs.mu.Unlock()
 	}()
-	f.pumpStream(w, r, hs, st, backlog, nil)
+	var replay [][]byte
+	if stream, n, ok := parseEventID(lastID); ok && stream == standaloneStream {
+		// What the client missed on its last standalone stream, then
+		// what waited for it.
+		_, replay = hs.glog.after(n)
+	}
+	f.pumpStream(w, r, hs, st, append(replay, backlog...), nil)
 }
 
 // pumpStream writes a stream's messages (after backlog and a first event)
@@ -319,6 +364,13 @@ func (f *httpFront) pumpStream(w http.ResponseWriter, r *http.Request, hs *httpS
 	}
 	if first != nil {
 		first(w)
+	}
+	writeEvent := writeEvent
+	if !hs.legacy && hs.glog != nil {
+		// A streamable session's standalone stream: numbered, so a
+		// client can resume it.
+		writePriming(w, hs.glog.primingID())
+		writeEvent = func(w io.Writer, data []byte) { writeEventID(w, hs.glog.add(data), data) }
 	}
 	for _, b := range backlog {
 		writeEvent(w, b)

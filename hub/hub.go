@@ -120,6 +120,9 @@ type Hub struct {
 	// statelessAsks are the requests the hub sent stateless clients, by
 	// raw id, to the session that waits for the answer.
 	statelessAsks sync.Map
+	// parked are stateless clients' calls waiting for the client's answer
+	// to what a session-era upstream asked, by request state (parked.go).
+	parked sync.Map
 
 	mu         sync.Mutex // guards following
 	sessions   map[*session]struct{}
@@ -208,8 +211,10 @@ func New(opts *Options) (*Hub, error) {
 	default:
 		return nil, fmt.Errorf("code mode %q: must be on or off", o.CodeMode.Mode)
 	}
-	// A script's result obeys the output limit of any tool.
+	// A script's result obeys the output limit of any tool, its calls the
+	// size limit of a client's message.
 	o.CodeMode.Limits.MaxResultChars = o.MaxToolOutputLength
+	o.CodeMode.Limits.MaxArgBytes = o.MaxMessageBytes
 	if o.MaxToolOutputLength <= 0 {
 		o.CodeMode.Limits.MaxResultChars = max(o.MaxMessageBytes, 16<<20)
 	}

@@ -160,26 +160,36 @@ func TestForwardsAndLists(t *testing.T) {
 	}
 }
 
+// benchEras are the protocol eras the call benchmarks pin their upstream
+// to: the session era's calls need no translation; the stateless era's
+// carry _meta up and lose resultType on the way down (package era).
+var benchEras = []string{"2025-11-25", "2026-07-28"}
+
 // BenchmarkCallEcho measures one tools/call through an in-process stdio
 // session to the fixture, with tracing off and on (spans batched to an
 // exporter that drops them: what the hub pays, the export's network aside;
-// the client sends a traceparent in _meta, as a traced client does).
+// the client sends a traceparent in _meta, as a traced client does), to an
+// upstream of each era.
 func BenchmarkCallEcho(b *testing.B) {
 	for _, traced := range []bool{false, true} {
-		name, opts, params := "off", &Options{}, `{"name":"echo","arguments":{"msg":"hello"}}`
-		if traced {
-			name, opts.Tracer = "traced", benchTracer(b)
-			params = `{"name":"echo","arguments":{"msg":"hello"},"_meta":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}`
-		}
-		b.Run(name, func(b *testing.B) {
-			_, c := startHub(b, opts, fixtureSpec("a", "-only", "echo,big"))
-			c.call(b, 1000, "tools/list", `{}`)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := range b.N {
-				c.call(b, 2000+i, "tools/call", params)
+		for _, version := range benchEras {
+			name, opts, params := "off", &Options{}, `{"name":"echo","arguments":{"msg":"hello"}}`
+			if traced {
+				name, opts.Tracer = "traced", benchTracer(b)
+				params = `{"name":"echo","arguments":{"msg":"hello"},"_meta":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}`
 			}
-		})
+			b.Run(name+"/upstream="+version, func(b *testing.B) {
+				spec := fixtureSpec("a", "-only", "echo,big")
+				spec.ProtocolVersion = version
+				_, c := startHub(b, opts, spec)
+				c.call(b, 1000, "tools/list", `{}`)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := range b.N {
+					c.call(b, 2000+i, "tools/call", params)
+				}
+			})
+		}
 	}
 }
 
@@ -209,11 +219,17 @@ func BenchmarkCallEchoParallel(b *testing.B) {
 }
 
 func BenchmarkCallBig100K(b *testing.B) {
-	_, c := startHub(b, nil, fixtureSpec("a", "-only", "echo,big"))
-	c.call(b, 1000, "tools/list", `{}`)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := range b.N {
-		c.call(b, 2000+i, "tools/call", `{"name":"big","arguments":{"kib":100}}`)
+	for _, version := range benchEras {
+		b.Run("upstream="+version, func(b *testing.B) {
+			spec := fixtureSpec("a", "-only", "echo,big")
+			spec.ProtocolVersion = version
+			_, c := startHub(b, nil, spec)
+			c.call(b, 1000, "tools/list", `{}`)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				c.call(b, 2000+i, "tools/call", `{"name":"big","arguments":{"kib":100}}`)
+			}
+		})
 	}
 }

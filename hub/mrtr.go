@@ -1,12 +1,12 @@
 package hub
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/era"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
 	"github.com/mcp-hub/mcp-hub/telemetry"
 	"github.com/mcp-hub/mcp-hub/upstream"
@@ -23,13 +23,7 @@ import (
 const maxInputRounds = 8
 
 // inputRequired reports whether a result asks for client input.
-func inputRequired(result []byte) bool {
-	if !bytes.Contains(result, []byte(`"input_required"`)) {
-		return false // the hot path: one fast scan
-	}
-	v, err := wire.Get(result, "resultType")
-	return err == nil && string(v) == `"input_required"`
-}
+func inputRequired(result []byte) bool { return era.InputRequired(result) }
 
 // fulfil answers an input_required result and retries the call until it
 // completes (or fails), then finishes the client's request.
@@ -61,42 +55,34 @@ func (s *session) fulfil(key, id []byte, up *upstream.Upstream, method, label st
 			fail(fmt.Sprintf("upstream %q asked for client input more than %d times for one call", up.Name(), maxInputRounds))
 			return
 		}
-		reqs, err := wire.Get(result, "inputRequests")
-		if err != nil || reqs == nil || reqs[0] != '{' {
-			fail(fmt.Sprintf("upstream %q sent an input_required result without inputRequests", up.Name()))
+		reqs, state, err := era.InputRequests(result)
+		if err != nil {
+			fail(fmt.Sprintf("upstream %q sent an invalid input_required result: %v", up.Name(), err))
 			return
 		}
 		var answers []wire.Member
 		var refusal string
-		err = wire.Members(reqs, func(k, v []byte) error {
-			rawKey := append(append([]byte{'"'}, k...), '"')
-			m, err := wire.Get(v, "method")
-			if err != nil || m == nil {
-				return fmt.Errorf("input request %s has no method", rawKey)
+		for _, in := range reqs {
+			if refusal = s.mayAsk(up, in.Method, in.Params); refusal != "" {
+				if in.Method == "roots/list" && rootsAllowed(up) && s.cannot(in.Method, in.Params) != "" {
+					// The client has no roots: the server's configured
+					// ones (roots.go).
+					refusal = ""
+					answers = append(answers, wire.Member{Key: in.Key, Value: configuredRoots(up)})
+					continue
+				}
+				break
 			}
-			reqMethod, err := wire.String(m)
-			if err != nil {
-				return err
+			res, errObj, aerr := s.ask(fr, tag.span, in.Method, in.Params, id, timeout)
+			if aerr == nil && errObj != nil {
+				aerr = fmt.Errorf("the client answered %s with an error: %s", in.Method, errObj)
 			}
-			reqParams, _ := wire.Get(v, "params")
-			if msg := s.mayAsk(up, reqMethod, reqParams); msg != "" {
-				refusal = msg
-				return errStop
+			if aerr != nil {
+				err = aerr
+				break
 			}
-			res, errObj, err := s.ask(fr, tag.span, reqMethod, reqParams, id, timeout)
-			switch {
-			case err != nil:
-				return err
-			case errObj != nil:
-				return fmt.Errorf("the client answered %s with an error: %s", reqMethod, errObj)
-			}
-			name, err := wire.String(rawKey)
-			if err != nil {
-				return err
-			}
-			answers = append(answers, wire.Member{Key: name, Value: res})
-			return nil
-		})
+			answers = append(answers, wire.Member{Key: in.Key, Value: res})
+		}
 		switch {
 		case refusal != "":
 			fail(refusal)
@@ -108,16 +94,7 @@ func (s *session) fulfil(key, id []byte, up *upstream.Upstream, method, label st
 			fail(fmt.Sprintf("upstream %q needs client input: %v", up.Name(), err))
 			return
 		}
-		responses, err := wire.EditObject([]byte(`{}`), answers)
-		if err != nil {
-			fail(err.Error())
-			return
-		}
-		set := []wire.Member{{Key: "inputResponses", Value: responses}}
-		if st, _ := wire.Get(result, "requestState"); st != nil {
-			set = append(set, wire.Member{Key: "requestState", Value: st})
-		}
-		retry, err := wire.EditObject(params, set)
+		retry, err := era.Retry(params, answers, state)
 		if err != nil {
 			fail(err.Error())
 			return

@@ -60,7 +60,7 @@ func (s *session) policyThen(m wire.Message, server, tool string, args func() []
 		var resume func()
 		if run != nil {
 			// The person's time is not the script's.
-			resume = codemode.Pause(run.ctx)
+			resume = codemode.Pause(run.context())
 		}
 		result, errObj, err := s.ask(fr, s.spanOf(related), "elicitation/create", toolpolicy.ElicitParams(req), related, policyAskTimeout)
 		if resume != nil {

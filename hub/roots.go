@@ -26,6 +26,14 @@ func rootsAllowed(up *upstream.Upstream) bool {
 // answerRoots answers the roots/list id of the connection c of up with
 // up's configured roots. why is logged: what no session could answer.
 func (h *Hub) answerRoots(c *upstream.Conn, up *upstream.Upstream, id []byte, why string) {
+	h.logger.Debug("upstream roots/list answered by the hub", "upstream", c.Name(), "roots", len(up.Spec().Roots), "why", why)
+	_ = c.Respond(context.Background(), id, configuredRoots(up), nil)
+}
+
+// configuredRoots is a roots/list result of up's configured roots. A
+// 2026-07-28 upstream asks for roots in an input_required result: the hub
+// answers that from them too, for a client that has no roots (mrtr.go).
+func configuredRoots(up *upstream.Upstream) []byte {
 	spec := up.Spec()
 	result, err := json.Marshal(struct {
 		Roots []upstream.Root `json:"roots"`
@@ -33,6 +41,5 @@ func (h *Hub) answerRoots(c *upstream.Conn, up *upstream.Upstream, id []byte, wh
 	if err != nil { // cannot happen: roots are strings
 		result = []byte(`{"roots":[]}`)
 	}
-	h.logger.Debug("upstream roots/list answered by the hub", "upstream", c.Name(), "roots", len(spec.Roots), "why", why)
-	_ = c.Respond(context.Background(), id, result, nil)
+	return result
 }

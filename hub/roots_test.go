@@ -18,12 +18,21 @@ import (
 // an error; a client with roots still gets the request; a server whose
 // spec forbids roots is refused as before.
 func TestRootsNoClientAnswers(t *testing.T) {
+	// On either era: a session-era upstream sends roots/list as a request
+	// of its own, a 2026-07-28 one asks in an input_required result.
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) { testRootsNoClientAnswers(t, version) })
+	}
+}
+
+func testRootsNoClientAnswers(t *testing.T, version string) {
 	configured := fixtureSpec("configured", "-only", "roots")
 	configured.Roots = []string{"/srv/notes", "file:///srv/more"}
 	none := fixtureSpec("none", "-only", "roots")
 	forbidden := fixtureSpec("forbidden", "-only", "roots")
 	no := false
 	forbidden.AllowRoots = &no
+	configured.ProtocolVersion, none.ProtocolVersion, forbidden.ProtocolVersion = version, version, version
 	h, srv := startHTTPHubOpts(t, &Options{Catalog: catalog.Options{Policy: catalog.PolicyPrefix}}, nil, configured, none, forbidden)
 	eventually(t, 10*time.Second, "the upstreams", func() bool { return h.settled() && len(h.Catalog().Tools()) >= 3 })
 

@@ -127,12 +127,23 @@ func (h *Hub) Request(c *upstream.Conn, id []byte, method string, params []byte,
 		}
 		return
 	}
+	if a.s.toParked(a.related, parkedEvent{conn: c, reqID: id, method: method, params: params}) {
+		return // the parked call's client is asked with its retry
+	}
 	if msg := a.s.mayAsk(up, method, params); msg != "" {
 		if method == "roots/list" && rootsAllowed(up) {
 			h.answerRoots(c, up, id, msg) // the client has no roots: roots.go
 			return
 		}
 		fail(jsonrpc.CodeInvalidRequest, "%s", msg)
+		return
+	}
+	if a.s.stateless != nil {
+		// A stateless client cannot be sent a request: it gets an
+		// input_required result (parked.go).
+		if !a.s.park(up, c, id, method, params, a.related) {
+			fail(jsonrpc.CodeInvalidRequest, "mcp-hub cannot tell which request of the stateless client this %s is for", method)
+		}
 		return
 	}
 	spec := up.Spec()

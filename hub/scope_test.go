@@ -34,6 +34,15 @@ func scopedSpec(name string, scope upstream.Scope, args ...string) upstream.Spec
 	return s
 }
 
+// sessionEraSpec pins a spec to the session era (2025-11-25): what a test of
+// it checks (requests the upstream sends, roots notifications) does not
+// exist in the stateless era, where the upstream asks for client input in
+// its answer to the call it is for (so it is never ambiguous).
+func sessionEraSpec(s upstream.Spec) upstream.Spec {
+	s.ProtocolVersion = "2025-11-25"
+	return s
+}
+
 // waitTools waits until the hub's catalog has the named tool.
 func waitTools(t *testing.T, h *Hub, tool string) {
 	t.Helper()
@@ -367,7 +376,7 @@ func TestSessionScopeEnds(t *testing.T) {
 func TestScopeAuto(t *testing.T) {
 	logs := &testbin.Buffer{}
 	opts := &Options{Logger: slog.New(slog.NewTextHandler(logs, nil))}
-	h, srv := startHTTPHubOpts(t, opts, nil, scopedSpec("fx", upstream.ScopeAuto, "-only", "elicit,sleep_ms,pid"))
+	h, srv := startHTTPHubOpts(t, opts, nil, sessionEraSpec(scopedSpec("fx", upstream.ScopeAuto, "-only", "elicit,sleep_ms,pid")))
 	waitTools(t, h, "elicit")
 	u, _ := h.Manager().Get("fx")
 	a := newRouteClient(t, srv.URL, false, "A")
@@ -446,7 +455,7 @@ func TestScopeAuto(t *testing.T) {
 // alone.
 func TestSessionScopeRoots(t *testing.T) {
 	events := filepath.Join(t.TempDir(), "events")
-	h, srv := startHTTPHub(t, nil, scopedSpec("fx", upstream.ScopeSession, "-only", "roots,pid", "-events", events))
+	h, srv := startHTTPHub(t, nil, sessionEraSpec(scopedSpec("fx", upstream.ScopeSession, "-only", "roots,pid", "-events", events)))
 	waitTools(t, h, "roots")
 	clientA := mcp.NewClient(&mcp.Implementation{Name: "a", Version: "1"}, nil)
 	clientA.AddRoots(&mcp.Root{URI: "file:///A", Name: "A"})

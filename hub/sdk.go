@@ -208,6 +208,9 @@ func (c sdkConn) Write(_ context.Context, m jsonrpc.Message) error {
 	if resp, ok := m.(*jsonrpc.Response); ok {
 		return c.s.fromSDK(resp)
 	}
+	if req, ok := m.(*jsonrpc.Request); ok && req.Method == "notifications/subscriptions/acknowledged" {
+		c.s.renumberSubscription(req)
+	}
 	b, err := jsonrpc.EncodeMessage(m)
 	if err != nil {
 		return err
@@ -223,6 +226,26 @@ func (c sdkConn) Write(_ context.Context, m jsonrpc.Message) error {
 	}
 	c.s.mu.Unlock()
 	return c.s.out.send(o)
+}
+
+// renumberSubscription gives go-sdk's acknowledgement of a
+// subscriptions/listen the client's id for it: the subscription id is the
+// listen request's id, and go-sdk knows that request by the hub's number.
+func (s *session) renumberSubscription(req *jsonrpc.Request) {
+	v := wire.GetMeta(req.Params, mcp.MetaKeySubscriptionID)
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	c := s.sdkCalls[n]
+	s.mu.Unlock()
+	if c == nil {
+		return
+	}
+	if p, err := wire.SetParamsMeta(req.Params, []wire.Member{{Key: mcp.MetaKeySubscriptionID, Value: c.id}}); err == nil {
+		req.Params = p
+	}
 }
 
 func (c sdkConn) Close() error {

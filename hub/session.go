@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/era"
 	"github.com/mcp-hub/mcp-hub/internal/framing"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
 	"github.com/mcp-hub/mcp-hub/telemetry"
@@ -61,6 +62,7 @@ type session struct {
 	sdkSeq    int64                    // the last id given to go-sdk
 	asks      map[string]chan outReply // requests the hub sent the client, by raw id
 	scoped    sessionInstances         // its instances of per-session upstreams
+	parked    map[string]*parkedCall   // a stateless client's calls parked for its answer, by idKey
 	idle      chan struct{}            // closed when inflight empties and its answers are out (see waitIdle)
 	closed    bool
 	closeOnce sync.Once
@@ -325,7 +327,7 @@ func (s *session) accept(m wire.Message, h http.Header) bool {
 		// transport serves.
 		_ = s.out.send(outMsg{data: wire.AppendError(nil, m.ID, codeUnsupportedProtocolVersion,
 			"unsupported protocol version: this transport serves the session-era protocol (initialize first)",
-			unsupportedVersionData(legacyVersions, metaVersion(m.Params))), respTo: m.ID})
+			era.UnsupportedVersionData(legacyVersions, metaVersion(m.Params))), respTo: m.ID})
 		c.span.End(telemetry.Outcome{Code: codeUnsupportedProtocolVersion})
 		return false
 	case !s.initialized.Load() && sessionless(m.Params):
@@ -437,8 +439,21 @@ func (s *session) cancelRequest(params []byte) {
 	if err != nil || v == nil {
 		return
 	}
+	switch c, sdk := s.cancelCall(idKey(v)); {
+	case c == nil:
+		s.cancelAsk(params)
+	case sdk != 0:
+		s.cancelSDK(params, sdk)
+	}
+}
+
+// cancelCall marks the client request registered under key cancelled and,
+// unless go-sdk handles it, runs its cancel (which withdraws a forwarded
+// request and notifies the upstream). It returns the request (nil when
+// none is in flight) and the id go-sdk knows it by (0: none).
+func (s *session) cancelCall(key []byte) (*call, int64) {
 	s.mu.Lock()
-	c := s.inflight[string(idKey(v))]
+	c := s.inflight[string(key)]
 	var (
 		cancel func()
 		sdk    int64
@@ -448,14 +463,10 @@ func (s *session) cancelRequest(params []byte) {
 		cancel, sdk = c.cancel, c.sdk
 	}
 	s.mu.Unlock()
-	switch {
-	case c == nil:
-		s.cancelAsk(params)
-	case sdk != 0:
-		s.cancelSDK(params, sdk)
-	case cancel != nil:
-		cancel() // withdraws the request and notifies the upstream
+	if sdk == 0 && cancel != nil {
+		cancel()
 	}
+	return c, sdk
 }
 
 // close ends the session: in-flight calls are cancelled (and cancelled

@@ -2,21 +2,19 @@ package hub
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcp-hub/mcp-hub/telemetry"
-
+	"github.com/mcp-hub/mcp-hub/era"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
+	"github.com/mcp-hub/mcp-hub/telemetry"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -40,25 +38,26 @@ import (
 // as that request's stream stays open.
 
 // statelessVersion is the protocol version of stateless clients.
-const statelessVersion = "2026-07-28"
+const statelessVersion = era.Stateless
 
 // legacyVersions are the session-era protocol versions, newest first.
-var legacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+var legacyVersions = era.SessionVersions
 
-// codeUnsupportedProtocolVersion and codeHeaderMismatch are the
-// 2026-07-28 error codes (go-sdk's mcp.CodeUnsupportedProtocolVersion and
-// mcp.CodeHeaderMismatch).
+// The 2026-07-28 error codes.
 const (
-	codeUnsupportedProtocolVersion = mcp.CodeUnsupportedProtocolVersion
-	codeHeaderMismatch             = mcp.CodeHeaderMismatch
+	codeUnsupportedProtocolVersion = era.CodeUnsupportedProtocolVersion
+	codeHeaderMismatch             = era.CodeHeaderMismatch
 )
 
 // statelessInfo is what one stateless request says about its client.
 type statelessInfo struct {
-	version string
-	caps    *mcp.ClientCapabilities
-	sub     string     // the subject of the request's token (auth), or ""
-	listen  *listenSub // the request is a subscriptions/listen
+	version  string
+	caps     *mcp.ClientCapabilities
+	logLevel string     // the _meta log level it asked for, or ""
+	method   string     // the request's method
+	label    string     // what it is for (a tool name, a prompt, a uri), once forwarded
+	sub      string     // the subject of the request's token (auth), or ""
+	listen   *listenSub // the request is a subscriptions/listen
 }
 
 // listenSub is what a subscriptions/listen asked to hear of.
@@ -67,52 +66,19 @@ type listenSub struct {
 	tools, prompts, resources bool
 }
 
-// requestMeta returns the _meta object of request params, or nil.
-func requestMeta(params []byte) []byte {
-	if len(params) == 0 || params[0] != '{' {
-		return nil
-	}
-	meta, err := wire.Get(params, "_meta")
-	if err != nil || meta == nil || meta[0] != '{' {
-		return nil
-	}
-	return meta
-}
-
 // metaVersion returns the per-request protocol version of request params,
 // or "".
-func metaVersion(params []byte) string {
-	meta := requestMeta(params)
-	if meta == nil {
-		return ""
-	}
-	v, err := wire.Get(meta, mcp.MetaKeyProtocolVersion)
-	if err != nil || v == nil {
-		return ""
-	}
-	s, err := wire.String(v)
-	if err != nil {
-		return ""
-	}
-	return s
-}
+func metaVersion(params []byte) string { return era.RequestVersion(params) }
 
 // newProtocol reports whether request params are a 2026-07-28 (or later)
 // client's.
-func newProtocol(params []byte) bool { return metaVersion(params) >= statelessVersion }
-
-// unsupportedVersionData is the data of an unsupported-version error.
-func unsupportedVersionData(supported []string, requested string) []byte {
-	b, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: supported, Requested: requested})
-	return b
-}
+func newProtocol(params []byte) bool { return era.IsStateless(metaVersion(params)) }
 
 // parseStatelessMeta reads the client's capabilities from a stateless
 // request's _meta; they are required.
 func parseStatelessMeta(params []byte) (*statelessInfo, error) {
-	meta := requestMeta(params)
 	info := &statelessInfo{version: metaVersion(params)}
-	raw, _ := wire.Get(meta, mcp.MetaKeyClientCapabilities)
+	raw := wire.GetMeta(params, mcp.MetaKeyClientCapabilities)
 	// The 2026-07-28 shape: roots is an object.
 	var caps struct {
 		mcp.ClientCapabilities
@@ -126,6 +92,13 @@ func parseStatelessMeta(params []byte) (*statelessInfo, error) {
 	//lint:ignore SA1019 roots are deprecated in 2026-07-28 but a client may still declare them
 	c.RootsV2 = caps.Roots
 	info.caps = &c
+	if v := wire.GetMeta(params, era.MetaLogLevel); v != nil {
+		if l, err := wire.String(v); err == nil {
+			if _, ok := logLevels[l]; ok {
+				info.logLevel = l
+			}
+		}
+	}
 	return info, nil
 }
 
@@ -195,32 +168,18 @@ func (s *session) passInputRequired(key, id []byte, up *upstream.Upstream, metho
 	fail := func(msg string) {
 		s.finish(key, id, up, method, label, token, upstream.Reply{Result: toolResultError(msg)}, nil, start, span)
 	}
-	reqs, err := wire.Get(result, "inputRequests")
-	if err != nil || reqs == nil || reqs[0] != '{' {
-		fail(fmt.Sprintf("upstream %q sent an input_required result without inputRequests", up.Name()))
-		return
-	}
+	reqs, _, err := era.InputRequests(result)
 	refusal := ""
-	err = wire.Members(reqs, func(k, v []byte) error {
-		m, err := wire.Get(v, "method")
-		if err != nil || m == nil {
-			return fmt.Errorf("input request %q has no method", k)
+	for _, in := range reqs {
+		if refusal = s.mayAsk(up, in.Method, in.Params); refusal != "" {
+			break
 		}
-		reqMethod, err := wire.String(m)
-		if err != nil {
-			return err
-		}
-		reqParams, _ := wire.Get(v, "params")
-		if refusal = s.mayAsk(up, reqMethod, reqParams); refusal != "" {
-			return errStop
-		}
-		return nil
-	})
+	}
 	switch {
 	case refusal != "":
 		fail(refusal)
 	case err != nil:
-		fail(fmt.Sprintf("upstream %q needs client input: %v", up.Name(), err))
+		fail(fmt.Sprintf("upstream %q sent an invalid input_required result: %v", up.Name(), err))
 	default:
 		s.finish(key, id, up, method, label, token, upstream.Reply{Result: result}, nil, start, span)
 	}
@@ -231,6 +190,7 @@ func (s *session) passInputRequired(key, id []byte, up *upstream.Upstream, metho
 // anywhere.
 type statelessOut struct {
 	key    string      // idKey of the request
+	method string      // its method
 	events chan []byte // related notifications and requests (dropped when full)
 	final  chan []byte // the answer
 }
@@ -276,6 +236,13 @@ func (f *httpFront) statelessPost(w http.ResponseWriter, r *http.Request, body [
 		writeJSON(w, status, out)
 		return
 	}
+	if era.Removed(m.Method) {
+		// initialize, ping, logging/setLevel, resources/subscribe, …:
+		// the session era's, gone from this revision.
+		writeJSON(w, http.StatusNotFound, wire.AppendError(nil, m.ID, jsonrpc.CodeMethodNotFound,
+			fmt.Sprintf("method not found: %s is not part of protocol version %s", m.Method, statelessVersion), nil))
+		return
+	}
 	info, err := parseStatelessMeta(m.Params)
 	if err != nil {
 		writeJSON(w, http.StatusBadRequest, wire.AppendError(nil, m.ID, jsonrpc.CodeInvalidParams, err.Error(), nil))
@@ -284,11 +251,12 @@ func (f *httpFront) statelessPost(w http.ResponseWriter, r *http.Request, body [
 	if m.Method == "subscriptions/listen" {
 		info.listen = listenOf(m)
 	}
+	info.method = m.Method
 	ti := tokenInfo(r.Context())
 	if ti != nil {
 		info.sub = ti.UserID
 	}
-	out := &statelessOut{key: canonicalID(m.ID), events: make(chan []byte, 64), final: make(chan []byte, 1)}
+	out := &statelessOut{key: canonicalID(m.ID), method: m.Method, events: make(chan []byte, 64), final: make(chan []byte, 1)}
 	s, err := f.h.openSession(context.WithoutCancel(r.Context()), "", out, info)
 	if err != nil {
 		rpcHTTPError(w, http.StatusInternalServerError, err.Error())
@@ -355,7 +323,7 @@ func (f *httpFront) checkStateless(r *http.Request, m wire.Message) (int, []byte
 	case hv != mv:
 		return bad(codeHeaderMismatch, nil, "the Mcp-Protocol-Version header %q does not match the request's _meta %q %q", hv, mcp.MetaKeyProtocolVersion, mv)
 	case !slices.Contains(f.opts.ProtocolVersions, mv) || mv < statelessVersion:
-		return bad(codeUnsupportedProtocolVersion, unsupportedVersionData(f.opts.ProtocolVersions, mv), "unsupported protocol version %q", mv)
+		return bad(codeUnsupportedProtocolVersion, era.UnsupportedVersionData(f.opts.ProtocolVersions, mv), "unsupported protocol version %q", mv)
 	}
 	switch method := r.Header.Get("Mcp-Method"); {
 	case method == "":
@@ -377,7 +345,7 @@ func (f *httpFront) checkStateless(r *http.Request, m wire.Message) (int, []byte
 	if v == nil || err != nil {
 		return bad(jsonrpc.CodeInvalidParams, nil, "params.%s must be a string", member)
 	}
-	name, ok := decodeHeaderValue(r.Header.Get("Mcp-Name"))
+	name, ok := era.DecodeValue(r.Header.Get("Mcp-Name"))
 	switch {
 	case r.Header.Get("Mcp-Name") == "":
 		return bad(codeHeaderMismatch, nil, "missing required Mcp-Name header for method %q", m.Method)
@@ -394,129 +362,20 @@ func (f *httpFront) checkStateless(r *http.Request, m wire.Message) (int, []byte
 	return 0, nil
 }
 
-// decodeHeaderValue decodes a mirrored header value, which may be
-// "=?base64?…?=" (SEP-2243).
-func decodeHeaderValue(v string) (string, bool) {
-	enc, ok := strings.CutPrefix(v, "=?base64?")
-	if !ok {
-		return v, true
-	}
-	enc, ok = strings.CutSuffix(enc, "?=")
-	if !ok {
-		return v, true
-	}
-	b, err := base64.StdEncoding.DecodeString(enc)
-	if err != nil {
-		return "", false
-	}
-	return string(b), true
-}
-
 // checkParamHeaders checks the Mcp-Param-* headers of a tools/call against
 // its arguments, for the properties the tool's input schema mirrors into
-// headers (x-mcp-header): a header is required for a present argument,
-// refused for an absent one, and must equal it. It returns what is wrong,
-// or "".
+// headers (x-mcp-header). It returns what is wrong, or "".
 func (f *httpFront) checkParamHeaders(hdr http.Header, tool string, params []byte) string {
 	e, ok := f.h.Catalog().Tool(tool)
 	if !ok {
 		return "" // unknown tools are answered as such
 	}
-	var t struct {
-		InputSchema json.RawMessage `json:"inputSchema"`
-	}
-	if json.Unmarshal(e.Raw, &t) != nil || t.InputSchema == nil {
+	schema, _ := wire.Get(e.Raw, "inputSchema")
+	bindings, err := era.ParamHeaders(schema)
+	if err != nil || len(bindings) == 0 {
 		return ""
 	}
-	var bindings []paramHeader
-	collectParamHeaders(t.InputSchema, nil, &bindings)
-	if len(bindings) == 0 {
-		return ""
-	}
-	var args map[string]json.RawMessage
-	if raw, _ := wire.Get(params, "arguments"); raw != nil {
-		_ = json.Unmarshal(raw, &args)
-	}
-	for _, b := range bindings {
-		name := "Mcp-Param-" + b.header
-		hv := hdr.Get(name)
-		arg, present := lookupArg(args, b.path)
-		if !present || string(arg) == "null" {
-			if hv != "" {
-				return fmt.Sprintf("%s is set but the argument %q is absent", name, strings.Join(b.path, "."))
-			}
-			continue
-		}
-		if hv == "" {
-			return fmt.Sprintf("missing %s header for the argument %q", name, strings.Join(b.path, "."))
-		}
-		dec, ok := decodeHeaderValue(hv)
-		if !ok || !headerMatches(dec, arg) {
-			return fmt.Sprintf("the %s header does not match the argument %q", name, strings.Join(b.path, "."))
-		}
-	}
-	return ""
-}
-
-// paramHeader is one x-mcp-header annotation: a property path and its
-// header name.
-type paramHeader struct {
-	path   []string
-	header string
-}
-
-// collectParamHeaders walks a schema's properties for x-mcp-header.
-func collectParamHeaders(schema json.RawMessage, prefix []string, out *[]paramHeader) {
-	var s struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	if json.Unmarshal(schema, &s) != nil {
-		return
-	}
-	for name, prop := range s.Properties {
-		path := append(slices.Clone(prefix), name)
-		var p struct {
-			Header string `json:"x-mcp-header"`
-		}
-		if json.Unmarshal(prop, &p) == nil && p.Header != "" {
-			*out = append(*out, paramHeader{path: path, header: p.Header})
-		}
-		collectParamHeaders(prop, path, out)
-	}
-}
-
-// lookupArg finds the argument at path.
-func lookupArg(args map[string]json.RawMessage, path []string) (json.RawMessage, bool) {
-	cur, ok := args[path[0]]
-	for _, p := range path[1:] {
-		if !ok {
-			return nil, false
-		}
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(cur, &obj) != nil {
-			return nil, false
-		}
-		cur, ok = obj[p]
-	}
-	return cur, ok
-}
-
-// headerMatches compares a header value with a primitive argument.
-func headerMatches(h string, arg json.RawMessage) bool {
-	var v any
-	if json.Unmarshal(arg, &v) != nil {
-		return false
-	}
-	switch v := v.(type) {
-	case string:
-		return h == v
-	case bool:
-		return h == strconv.FormatBool(v)
-	case float64:
-		n, err := strconv.ParseFloat(h, 64)
-		return err == nil && n == v
-	}
-	return false
+	return era.CheckParamHeaders(params, bindings, hdr.Get)
 }
 
 // awaitStateless answers a stateless request: as JSON when the answer comes
@@ -535,10 +394,11 @@ func (f *httpFront) awaitStateless(w http.ResponseWriter, r *http.Request, out *
 			event(msg)
 			flush()
 		case data := <-out.final:
+			data = f.h.completeAnswer(out.method, data)
 			if ev.final(out.events, data) {
 				return
 			}
-			writeJSON(w, errorStatus(data), data)
+			writeJSON(w, era.Status(data), data)
 			return
 		case <-tick.C:
 			if ev.streaming {
@@ -554,20 +414,4 @@ func (f *httpFront) awaitStateless(w http.ResponseWriter, r *http.Request, out *
 			return
 		}
 	}
-}
-
-// errorStatus is the HTTP status of a stateless answer.
-func errorStatus(data []byte) int {
-	e, err := wire.Get(data, "error")
-	if err != nil || e == nil {
-		return http.StatusOK
-	}
-	code, _ := wire.Get(e, "code")
-	switch string(code) {
-	case strconv.Itoa(jsonrpc.CodeMethodNotFound):
-		return http.StatusNotFound
-	case strconv.Itoa(jsonrpc.CodeInvalidParams), strconv.Itoa(codeUnsupportedProtocolVersion), strconv.Itoa(mcp.CodeMissingRequiredClientCapabilities):
-		return http.StatusBadRequest
-	}
-	return http.StatusOK
 }

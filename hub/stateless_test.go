@@ -85,11 +85,13 @@ func slCall(t *testing.T, cs *mcp.ClientSession, p *mcp.CallToolParams) (string,
 // HTTP front without initialize or a session id: it lists tools, calls a
 // forwarded tool with progress, calls a hub_* tool, and calls tools whose
 // upstreams ask it for input: one of the session era, whose elicitation
-// request travels on the call's own stream, and one of 2026-07-28, whose
-// input_required result the client answers by calling again. Afterwards the
-// hub keeps nothing of the client.
+// request the hub turns into an input_required result (a 2026-07-28
+// client is never sent a request of the server's own), and one of
+// 2026-07-28, whose input_required result passes as it is; the client
+// answers both by calling again. Afterwards the hub keeps nothing of the
+// client.
 func TestStatelessClient(t *testing.T) {
-	old := fixtureSpec("old", "-only", "echo,progress,elicit")
+	old := sessionEraSpec(fixtureSpec("old", "-only", "echo,progress,elicit"))
 	mrtr := fixtureSpec("new", "-only", "elicit,sample")
 	mrtr.ProtocolVersion = "2026-07-28"
 	h, srv := startHTTPHubOpts(t, &Options{Catalog: catalog.Options{Policy: catalog.PolicyPrefix}}, nil, old, mrtr)
@@ -133,12 +135,21 @@ func TestStatelessClient(t *testing.T) {
 		t.Errorf("hub_list_servers = %q (error %v)", got, isErr)
 	}
 	for i, tool := range []string{"old__elicit", "new__elicit"} {
+		wl.mu.Lock()
+		before := len(wl.methods)
+		wl.mu.Unlock()
 		got, isErr := slCall(t, cs, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"message": "go on?"}})
 		if isErr || !strings.Contains(got, "yes from the stateless client") {
 			t.Errorf("%s = %q (error %v)", tool, got, isErr)
 		}
 		if n := elicits.Load(); n != int32(i+1) {
 			t.Errorf("after %s the client answered %d elicitations, want %d", tool, n, i+1)
+		}
+		wl.mu.Lock()
+		sent := wl.methods[before:]
+		wl.mu.Unlock()
+		if len(sent) != 2 || sent[0] != "tools/call" || sent[1] != "tools/call" {
+			t.Errorf("%s: the client sent %q, want a call and its retry (no answer to a request of the hub's)", tool, sent)
 		}
 	}
 	// A tool that asks for input the client cannot give fails clearly.

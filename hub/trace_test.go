@@ -100,12 +100,17 @@ func spanIDOf(t *testing.T, traceparent string) string {
 // the client under the same trace; no planted secret is in a span.
 func TestTraceThroughTheHub(t *testing.T) {
 	tr, exp := memTracer(t)
-	stdio := fixtureSpec("stdio-up", "-only", "trace")
+	// Session era: the trace tool's sampling is a request of the
+	// upstream's own (a 2026-07-28 upstream asks with input_required).
+	stdio := sessionEraSpec(fixtureSpec("stdio-up", "-only", "trace"))
 	stdio.Env = map[string]string{"FIXTURE_KEY": secretEnv}
 	web := httpFixture(t, "http-up", "-only", "trace")
 	web.URL += "?key=" + secretQuery
 	web.Headers = map[string]string{"X-Api-Key": secretHeader}
-	_, srv := startHTTPHubOpts(t, &Options{Tracer: tr, Catalog: catalogPrefix()}, nil, stdio, web)
+	// A 2026-07-28 upstream: the trace context beside the era's own _meta
+	// keys and headers.
+	modern := httpFixture(t, "http-modern", "-only", "trace", "-era", "stateless")
+	_, srv := startHTTPHubOpts(t, &Options{Tracer: tr, Catalog: catalogPrefix()}, nil, stdio, web, modern)
 
 	var mu sync.Mutex
 	var sampled []string // the traceparent of each sampling request the client got
@@ -120,7 +125,7 @@ func TestTraceThroughTheHub(t *testing.T) {
 	hdr := http.Header{"Traceparent": {clientParent}, "Tracestate": {"congo=hdr"}}
 	hcs := sdkSessionClient(t, srv.URL, &http.Client{Transport: headerTransport{hdr, authClient().Transport}}, opts)
 
-	for _, up := range []string{"stdio-up", "http-up"} {
+	for _, up := range []string{"stdio-up", "http-up", "http-modern"} {
 		t.Run(up+" _meta", func(t *testing.T) {
 			exp.Reset()
 			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{
@@ -132,7 +137,7 @@ func TestTraceThroughTheHub(t *testing.T) {
 			if seen.Meta.Tracestate != "congo=t61rcWkgMzE" || seen.Meta.Baggage != "tenant=acme" {
 				t.Errorf("the upstream got tracestate %q, baggage %q: the client's were dropped", seen.Meta.Tracestate, seen.Meta.Baggage)
 			}
-			if up == "http-up" && (seen.Header.Traceparent != seen.Meta.Traceparent || seen.Header.Tracestate != seen.Meta.Tracestate) {
+			if up != "stdio-up" && (seen.Header.Traceparent != seen.Meta.Traceparent || seen.Header.Tracestate != seen.Meta.Tracestate) {
 				t.Errorf("W3C headers %+v differ from _meta %+v", seen.Header, seen.Meta)
 			}
 			checkNesting(t, exp, seen.Meta.Traceparent, up)
@@ -148,6 +153,9 @@ func TestTraceThroughTheHub(t *testing.T) {
 			checkNesting(t, exp, seen.Meta.Traceparent, up)
 		})
 		t.Run(up+" sampling", func(t *testing.T) {
+			if up == "http-modern" {
+				t.Skip("a 2026-07-28 upstream asks in an input_required result (TestTraceInputRequired)")
+			}
 			exp.Reset()
 			mu.Lock()
 			sampled = nil
@@ -178,6 +186,49 @@ func TestTraceThroughTheHub(t *testing.T) {
 				t.Errorf("the upstream's sampling request is not under the hub's client span of the call")
 			}
 		})
+	}
+}
+
+// TestTraceInputRequired: a 2026-07-28 upstream asks for sampling in an
+// input_required result; the hub asks its session-era client, and that
+// request carries the context of a hub client span under the call's client
+// span (the one the upstream's answer completes), in the client's trace.
+func TestTraceInputRequired(t *testing.T) {
+	tr, exp := memTracer(t)
+	_, srv := startHTTPHubOpts(t, &Options{Tracer: tr}, nil, fixtureSpec("modern", "-conformance"))
+	var mu sync.Mutex
+	var sampled []string
+	cs := sdkSession(t, srv.URL, false, &mcp.ClientOptions{CreateMessageHandler: func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		tp, _ := r.Params.Meta["traceparent"].(string)
+		mu.Lock()
+		sampled = append(sampled, tp)
+		mu.Unlock()
+		return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "ok"}}, nil
+	}})
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{
+		Name: "test_input_required_result_sampling", Meta: mcp.Meta{"traceparent": clientParent},
+	})
+	if err != nil || res.IsError {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	mu.Lock()
+	got := sampled
+	mu.Unlock()
+	if len(got) != 1 {
+		t.Fatalf("the client got %d sampling requests", len(got))
+	}
+	ix := indexSpans(exp.GetSpans())
+	ask := spanIDOf(t, got[0])
+	if s, ok := ix[ask]; !ok || s.SpanKind != trace.SpanKindClient || s.Name != "sampling/createMessage" {
+		t.Fatalf("the sampling request's traceparent names %q, not the hub's client span of it", s.Name)
+	}
+	call, ok := ix.parentOf(ask)
+	if !ok || call.SpanKind != trace.SpanKindClient || call.Name != "tools/call test_input_required_result_sampling" {
+		t.Fatalf("the sampling span's parent is %q (kind %v), want the hub's client span of the call", call.Name, call.SpanKind)
+	}
+	server, ok := ix.parentOf(call.SpanContext.SpanID().String())
+	if !ok || server.SpanKind != trace.SpanKindServer || server.Parent.SpanID().String() != clientSpanID {
+		t.Fatalf("the call's client span is not under the hub's server span of the client's request")
 	}
 }
 

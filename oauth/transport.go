@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -201,6 +202,10 @@ func (c *Client) authorize(ctx context.Context, resp *http.Response, gen uint64,
 			c.noteError(fmt.Sprintf("the server still answers insufficient_scope (scope %q) after the hub was authorized for it", scope))
 			return fmt.Errorf("oauth: %s", c.lastError())
 		}
+		// Ask for what the token had as well as what is missing (SEP-2350):
+		// a token with only the new scope would fail the calls the old
+		// one served.
+		resp = withScope(resp, cs, unionScopes(c.grantedScopes(), scope))
 	}
 	interact, can := c.a.interaction()
 	if interact == nil || (can != nil && !can(owner)) {
@@ -305,4 +310,57 @@ func drainClose(resp *http.Response) {
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
+}
+
+// grantedScopes returns the scopes of the client's current token.
+func (c *Client) grantedScopes() []string {
+	c.mu.Lock()
+	tok := c.tok
+	c.mu.Unlock()
+	if tok == nil {
+		return nil
+	}
+	if tok.oauth != nil {
+		if s := scopesOf(tok.oauth); s != nil {
+			return s
+		}
+	}
+	return tok.meta.Scopes
+}
+
+// unionScopes returns the granted scopes followed by the challenged ones
+// they lack, space-separated.
+func unionScopes(granted []string, challenged string) string {
+	out := append([]string(nil), granted...)
+	for _, s := range strings.Fields(challenged) {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// withScope returns resp with its Bearer challenge asking for scope (the
+// go-sdk handler takes the scope to request from the challenge).
+func withScope(resp *http.Response, cs []oauthex.Challenge, scope string) *http.Response {
+	if scope == "" || scope == challengeParam(cs, "scope") {
+		return resp
+	}
+	params := []string{`scope="` + scope + `"`}
+	for _, ch := range cs {
+		if ch.Scheme != "bearer" {
+			continue
+		}
+		for k, v := range ch.Params {
+			if k != "scope" {
+				params = append(params, k+`="`+strings.ReplaceAll(v, `"`, `\"`)+`"`)
+			}
+		}
+		break
+	}
+	slices.Sort(params[1:])
+	r := *resp
+	r.Header = resp.Header.Clone()
+	r.Header.Set("WWW-Authenticate", "Bearer "+strings.Join(params, ", "))
+	return &r
 }

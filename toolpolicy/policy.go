@@ -27,6 +27,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 )
 
 // Action is what a policy decides for a call.
@@ -247,7 +249,7 @@ const maxArgsShown = 600
 // ElicitParams returns the params of the elicitation/create request that
 // asks the person about r.
 func ElicitParams(r Request) json.RawMessage {
-	args := string(r.Args)
+	args := maskSecretMembers(r.Args)
 	if r.Redact != nil {
 		args = r.Redact(args)
 	}
@@ -285,6 +287,45 @@ func ElicitParams(r Request) json.RawMessage {
 		panic(err) // strings and maps only
 	}
 	return b
+}
+
+// maskSecretMembers returns args (JSON) with the values of members whose
+// names look secret ("api_key", "password", "token", at any depth)
+// masked: the question shows what a call does, not the credentials it
+// carries. What is not JSON is returned as it is.
+func maskSecretMembers(args json.RawMessage) string {
+	var v any
+	if json.Unmarshal(args, &v) != nil {
+		return string(args)
+	}
+	masked := false
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if _, isObj := e.(map[string]any); !isObj && redact.SecretName(k) {
+					x[k], masked = redact.Mask, true
+				} else {
+					x[k] = walk(e)
+				}
+			}
+		case []any:
+			for i, e := range x {
+				x[i] = walk(e)
+			}
+		}
+		return v
+	}
+	walk(v)
+	if !masked {
+		return string(args) // as the caller wrote it, members in order
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return string(args)
+	}
+	return string(b)
 }
 
 func short(h string) string {

@@ -65,6 +65,29 @@ func TestNewErrors(t *testing.T) {
 	}
 }
 
+// TestElicitationMasksSecretArguments: the person is shown what a call
+// does, not the credentials in its arguments, at any depth.
+func TestElicitationMasksSecretArguments(t *testing.T) {
+	p := ElicitParams(Request{Server: "gh", Tool: "create", Args: json.RawMessage(`{"title":"hi","api_key":"sk-live-1","auth":{"password":"pw-2","user":"ann"},"list":[{"token":"tk-3"}],"n":{"client_secret":["cs-4"]}}`)})
+	var v struct{ Message string }
+	if err := json.Unmarshal(p, &v); err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"sk-live-1", "pw-2", "tk-3", "cs-4"} {
+		if strings.Contains(v.Message, secret) {
+			t.Errorf("the question shows %q: %s", secret, v.Message)
+		}
+	}
+	if !strings.Contains(v.Message, `"title":"hi"`) || !strings.Contains(v.Message, `"user":"ann"`) {
+		t.Errorf("the question lost what is no secret: %s", v.Message)
+	}
+	// Arguments without a secret are shown as written.
+	p = ElicitParams(Request{Server: "gh", Tool: "create", Args: json.RawMessage(`{"z":1,"a":2}`)})
+	if !strings.Contains(string(p), `{\"z\":1,\"a\":2}`) {
+		t.Errorf("%s", p)
+	}
+}
+
 func TestElicitation(t *testing.T) {
 	p := ElicitParams(Request{Server: "fs", Tool: "write_file", Args: json.RawMessage(`{"path":"/x","content":"` + strings.Repeat("y", 2000) + `"}`), Script: strings.Repeat("ab", 32), Pattern: "fs/*"})
 	var v struct {

@@ -61,6 +61,8 @@ type Conn struct {
 
 	session *mcp.ClientSession
 	init    *mcp.InitializeResult
+	era     connEra
+	listens listens
 
 	nextID atomic.Uint64
 
@@ -187,7 +189,23 @@ func (c *Conn) InitializeResult() *mcp.InitializeResult { return c.init }
 // none). When ctx ends first, the hub tells the upstream with
 // notifications/cancelled and returns ctx's error.
 func (c *Conn) Call(ctx context.Context, method string, params []byte) (Reply, error) {
+	if c.era.stateless {
+		switch method {
+		case "resources/subscribe":
+			return c.subscribe(ctx, params)
+		case "resources/unsubscribe":
+			return c.unsubscribe(params)
+		case "logging/setLevel":
+			// Gone from the stateless era: the level travels with each
+			// request (Requester).
+			return Reply{Result: []byte(`{}`)}, nil
+		}
+	}
 	w := &waiter{ch: make(chan result, 1), tag: ctx.Value(tagKey{})}
+	params, err := c.prepare(params, w.tag)
+	if err != nil {
+		return Reply{}, fmt.Errorf("%s: params: %w", method, err)
+	}
 	n, id, err := c.register(w)
 	if err != nil {
 		return Reply{}, err
@@ -216,6 +234,15 @@ func (c *Conn) Call(ctx context.Context, method string, params []byte) (Reply, e
 // done is never called.
 func (c *Conn) Start(method string, params []byte, timeout time.Duration, tag any, done func(Reply, error)) (cancel func(), err error) {
 	n := c.nextID.Add(1)
+	return c.startN(n, method, params, timeout, tag, done)
+}
+
+// startN is Start for a request whose hub id n the caller chose (and may
+// have recorded, as subscriptions do, before anything can answer it).
+func (c *Conn) startN(n uint64, method string, params []byte, timeout time.Duration, tag any, done func(Reply, error)) (cancel func(), err error) {
+	if params, err = c.prepare(params, tag); err != nil {
+		return nil, fmt.Errorf("%s: params: %w", method, err)
+	}
 	id := wire.HubID(make([]byte, 0, 24), n)
 	withdraw := func(why error) {
 		if w := c.forget(n); w != nil {
@@ -301,6 +328,9 @@ func (c *Conn) Notify(ctx context.Context, method string, params []byte) error {
 	if err := c.Err(); err != nil {
 		return err
 	}
+	if c.era.stateless && method != "notifications/cancelled" {
+		return nil // the stateless era has no other client notification
+	}
 	return c.link.send(ctx, wire.AppendNotification(nil, method, params))
 }
 
@@ -339,6 +369,9 @@ func (c *Conn) receive(msg []byte, origin []byte) []byte {
 		}
 		return m.ID
 	case m.IsNotification():
+		if m.Method == "notifications/subscriptions/acknowledged" && c.acknowledged(m.Params) {
+			return nil
+		}
 		if c.events != nil {
 			c.events.Notification(c, m.Method, m.Params, origin)
 		}

@@ -14,18 +14,20 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/era"
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // DefaultProtocolVersion is the protocol version the hub asks upstreams for
-// unless a spec pins another. Asking for 2026-07-28 makes go-sdk probe with
-// server/discover first, and servers that answer that probe with HTTP 400
-// (the TypeScript SDK's conformance servers do) leave the handshake hanging;
-// so the hub pins 2025-11-25 and speaks 2026-07-28 (exact per-request routing
-// of client input, subscriptions/listen) with upstreams configured for it.
-const DefaultProtocolVersion = "2025-11-25"
+// unless a spec pins another: the newest. go-sdk probes with
+// server/discover (the stateless era's handshake, which the streamable
+// HTTP link sends with the MCP-Protocol-Version header it needs) and falls
+// back to initialize (the session era's) when the server does not speak
+// it. A legacy SSE upstream (HTTP+SSE, 2024-11-05) is asked for the newest
+// session-era version directly.
+const DefaultProtocolVersion = era.Stateless
 
 // dial connects to an upstream and performs the handshake. It returns a
 // live Conn or an error that says what went wrong in terms a person can act
@@ -108,6 +110,9 @@ func (u *Upstream) dial(ctx context.Context, spec *Spec) (*Conn, error) {
 	pv := spec.ProtocolVersion
 	if pv == "" {
 		pv = m.opts.ProtocolVersion
+		if spec.Transport == TransportSSE && era.IsStateless(pv) {
+			pv = era.Session // the transport has no stateless era
+		}
 	}
 	// An abandoned attempt (or the init timeout) closes the connection at
 	// once: go-sdk's Connect then ends without waiting for what it still
@@ -146,6 +151,8 @@ func (u *Upstream) dial(ctx context.Context, spec *Spec) (*Conn, error) {
 	}
 	c.session = cs
 	c.init = cs.InitializeResult()
+	info, _ := json.Marshal(mcp.Implementation{Name: m.opts.ClientName, Version: m.opts.ClientVersion})
+	c.setEra(c.init.ProtocolVersion, info)
 	return c, nil
 }
 
@@ -161,7 +168,17 @@ func pick(d, def time.Duration) time.Duration {
 const maxListPages = 1000
 
 // list fetches every page of a list method and returns the items of field.
+// A stateless-era upstream's tools with invalid header annotations are
+// left out.
 func list(ctx context.Context, c *Conn, method, field string) ([]json.RawMessage, error) {
+	items, err := listPages(ctx, c, method, field)
+	if err == nil && method == "tools/list" && c.Stateless() {
+		items = c.keepValidTools(items)
+	}
+	return items, err
+}
+
+func listPages(ctx context.Context, c *Conn, method, field string) ([]json.RawMessage, error) {
 	var items []json.RawMessage
 	var cursor []byte
 	for page := 0; ; page++ {

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/era"
 	"github.com/mcp-hub/mcp-hub/internal/framing"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
 	"github.com/mcp-hub/mcp-hub/telemetry"
@@ -102,6 +103,10 @@ type streamLink struct {
 
 	closeOnce sync.Once
 	aborted   atomic.Bool // close without the DELETE that ends the session
+
+	// posts are the stateless-era requests in flight, by raw id: on
+	// streamable HTTP such a request is cancelled by closing its stream.
+	posts sync.Map // string → context.CancelFunc
 }
 
 // standaloneWait bounds how long a request waits for the standalone stream.
@@ -132,8 +137,15 @@ func (l *streamLink) awaitStandalone() {
 
 func (l *streamLink) pid() int { return 0 }
 
-func (l *streamLink) headers(h http.Header) {
+// headers sets the headers of a POST or GET: the configured ones, and
+// the session's id and version, unless version is of the stateless era
+// (a request that carries its version in _meta has no session).
+func (l *streamLink) headers(h http.Header, version string) {
 	setHeaders(h, l.static)
+	if era.IsStateless(version) {
+		h.Set(era.HeaderProtocolVersion, version)
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.sessionID != "" {
@@ -150,7 +162,10 @@ func (l *streamLink) hasSession() bool {
 	return l.sessionID != ""
 }
 
-func (l *streamLink) post(ctx context.Context, msg []byte, method string) (*http.Response, error) {
+// post sends one message. A stateless-era message (its _meta names the
+// version) carries the version and the standard headers (Mcp-Method,
+// Mcp-Name, Mcp-Param-*) instead of the session's.
+func (l *streamLink) post(ctx context.Context, msg []byte, method string, params []byte, version string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.url, bytes.NewReader(msg))
 	if err != nil {
 		return nil, err
@@ -162,7 +177,10 @@ func (l *streamLink) post(ctx context.Context, msg []byte, method string) (*http
 		// closed; never set for tools/call, which may not run twice.
 		req.Header.Set("Idempotency-Key", rand.Text())
 	}
-	l.headers(req.Header)
+	l.headers(req.Header, version)
+	if era.IsStateless(version) {
+		era.Headers(method, params, l.s.paramHeaders, req.Header.Set)
+	}
 	telemetry.FromContext(ctx).SetHeaders(req.Header)
 	resp, err := do(l.client, req)
 	if err != nil {
@@ -176,6 +194,9 @@ func (l *streamLink) send(ctx context.Context, msg []byte) error {
 	if err != nil {
 		return err
 	}
+	if m.Method == "notifications/cancelled" && l.cancelPost(m.Params) {
+		return nil // a stateless-era request: its stream is closed instead
+	}
 	if m.IsRequest() {
 		// The answer may take as long as the tool runs; post in the
 		// background. Failures come back as a failure of this request.
@@ -187,7 +208,7 @@ func (l *streamLink) send(ctx context.Context, msg []byte) error {
 	}
 	ctx, done := linkCtx(ctx, l.ctx)
 	defer done()
-	resp, err := l.post(ctx, msg, m.Method)
+	resp, err := l.post(ctx, msg, m.Method, m.Params, era.RequestVersion(m.Params))
 	if err != nil {
 		if linkLost(err) {
 			l.s.fail(err)
@@ -214,14 +235,42 @@ func (l *streamLink) send(ctx context.Context, msg []byte) error {
 	return nil
 }
 
+// cancelPost cancels the stateless-era request a notifications/cancelled
+// names, and reports whether there was one.
+func (l *streamLink) cancelPost(params []byte) bool {
+	id, err := wire.Get(params, "requestId")
+	if err != nil || id == nil {
+		return false
+	}
+	v, ok := l.posts.LoadAndDelete(string(wire.TrimSpace(id)))
+	if ok {
+		v.(context.CancelFunc)()
+	}
+	return ok
+}
+
 // request posts a request and delivers everything that comes back for it;
 // sp is the request's span (nil: not traced).
 func (l *streamLink) request(sp *telemetry.Span, msg []byte, m wire.Message) {
 	id := m.ID
-	l.awaitStandalone()
-	resp, err := l.post(telemetry.ContextWith(l.ctx, sp), msg, m.Method)
+	version := era.RequestVersion(m.Params)
+	stateless := era.IsStateless(version)
+	ctx := l.ctx
+	if stateless {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(l.ctx)
+		key := string(wire.TrimSpace(id))
+		l.posts.Store(key, cancel)
+		defer func() {
+			l.posts.Delete(key)
+			cancel()
+		}()
+	} else {
+		l.awaitStandalone()
+	}
+	resp, err := l.post(telemetry.ContextWith(ctx, sp), msg, m.Method, m.Params, version)
 	if err != nil {
-		if l.ctx.Err() != nil {
+		if ctx.Err() != nil {
 			return
 		}
 		if linkLost(err) {
@@ -230,7 +279,7 @@ func (l *streamLink) request(sp *telemetry.Span, msg []byte, m wire.Message) {
 		l.s.abort(id, err)
 		return
 	}
-	if resp.StatusCode == http.StatusNotFound && l.hasSession() {
+	if resp.StatusCode == http.StatusNotFound && l.hasSession() && !stateless {
 		drainClose(resp.Body)
 		expire(l.s, id)
 		return
@@ -252,17 +301,26 @@ func (l *streamLink) request(sp *telemetry.Span, msg []byte, m wire.Message) {
 	case resp.StatusCode/100 != 2:
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		drainClose(resp.Body)
-		// A JSON-RPC error body answers the request; anything else is a
-		// transport failure of this one request.
+		// A JSON-RPC error body answers the request (one with a null id
+		// too: a server that refuses a request before reading its id
+		// answers that way, and this is the request's own answer);
+		// anything else is a transport failure of this one request.
 		if msg, err := wire.Parse(body); err == nil && msg.IsResponse() {
+			if msg.Error != nil && (msg.ID == nil || string(wire.TrimSpace(msg.ID)) == "null") {
+				body = wire.AppendErrorObject(nil, id, msg.Error)
+			}
 			deliver(body)
 			return
 		}
 		l.s.abort(id, fmt.Errorf("HTTP %s: %s", resp.Status, l.s.preview(bytes.TrimSpace(body))))
 	case isEventStream(resp.Header.Get("Content-Type")):
-		l.readPostStream(resp, id, deliver)
+		l.readPostStream(resp, id, deliver, !stateless)
 	case resp.StatusCode == http.StatusAccepted:
 		drainClose(resp.Body) // the answer will come on the standalone stream
+	case m.Method == "subscriptions/listen":
+		// Its answer stays open: some servers stream it as JSON lines.
+		l.readJSONLines(resp.Body, deliver)
+		drainClose(resp.Body)
 	default:
 		body, err := readBody(resp, l.max)
 		drainClose(resp.Body)
@@ -289,17 +347,54 @@ func replayable(method string) bool {
 	return strings.HasPrefix(method, "notifications/") || method == ""
 }
 
-// deliverBody delivers one JSON message or each message of a batch.
+// deliverBody delivers one JSON message, each message of a batch, or each
+// of several messages written as JSON lines (servers that send a call's
+// notifications before its answer in an application/json body do so; a
+// line break before an object is the cheap sign of it).
 func (l *streamLink) deliverBody(body []byte, deliver func([]byte) []byte) {
 	body = wire.TrimSpace(body)
-	if len(body) > 0 && body[0] == '[' {
+	switch {
+	case len(body) > 0 && body[0] == '[':
 		_ = wire.Elements(body, func(e []byte) error {
 			deliver(e)
 			return nil
 		})
-		return
+	case bytes.Contains(body, []byte("\n{")):
+		var msgs [][]byte
+		if err := wire.Values(body, func(v []byte) error {
+			msgs = append(msgs, v)
+			return nil
+		}); err != nil {
+			deliver(body) // not JSON lines after all: let the parser say why
+			return
+		}
+		for _, msg := range msgs {
+			deliver(msg)
+		}
+	default:
+		deliver(body)
 	}
-	deliver(body)
+}
+
+// readJSONLines delivers each line of a body that streams JSON lines, as
+// they arrive, until it ends.
+func (l *streamLink) readJSONLines(body io.Reader, deliver func([]byte) []byte) {
+	r := framing.NewLineReader(body, l.max)
+	defer r.Release()
+	for {
+		line, err := r.Next()
+		var o *framing.Oversize
+		switch {
+		case errors.As(err, &o):
+			l.s.oversize(o)
+			continue
+		case err != nil:
+			return
+		}
+		if line = wire.TrimSpace(line); len(line) > 0 {
+			l.deliverBody(line, deliver)
+		}
+	}
 }
 
 // isEventStream reports whether a Content-Type is text/event-stream
@@ -328,23 +423,35 @@ func (l *streamLink) noteVersion(b []byte) {
 }
 
 // readPostStream reads the SSE answer to one request, resuming with GET +
-// Last-Event-ID when the stream breaks before the response arrived.
-func (l *streamLink) readPostStream(resp *http.Response, id []byte, deliver func([]byte) []byte) {
+// Last-Event-ID (when resume is set: the session era has it, the stateless
+// one does not) when the stream breaks before the response arrived.
+func (l *streamLink) readPostStream(resp *http.Response, id []byte, deliver func([]byte) []byte, resume bool) {
 	var lastID string
 	retry := time.Second
 	gotReply := false
-	watch := func(b []byte) {
+	// The answer is the stream's last message: reading stops there, as a
+	// resumed stream (a GET) may stay open after it.
+	watch := func(b []byte) bool {
 		if rid := deliver(b); rid != nil && bytes.Equal(rid, id) {
 			gotReply = true
 		}
+		return gotReply
 	}
 	for attempt := 0; ; attempt++ {
 		lastID, retry = l.readEvents(resp.Body, lastID, retry, watch)
-		drainClose(resp.Body)
-		if gotReply || l.ctx.Err() != nil {
+		if gotReply {
+			if attempt == 0 {
+				drainClose(resp.Body) // a POST's stream ends with its answer: the connection is reused
+			} else {
+				resp.Body.Close() // a resumed stream may stay open: no drain
+			}
 			return
 		}
-		if lastID == "" || attempt >= 5 {
+		drainClose(resp.Body)
+		if l.ctx.Err() != nil {
+			return
+		}
+		if lastID == "" || attempt >= 5 || !resume {
 			l.s.abort(id, errors.New("the upstream closed the response stream before answering"))
 			return
 		}
@@ -369,9 +476,10 @@ func (l *streamLink) readPostStream(resp *http.Response, id []byte, deliver func
 	}
 }
 
-// readEvents delivers the message events of one SSE body until it ends and
-// returns the last event id and retry delay seen.
-func (l *streamLink) readEvents(body io.Reader, lastID string, retry time.Duration, deliver func([]byte)) (string, time.Duration) {
+// readEvents delivers the message events of one SSE body until it ends
+// (or deliver reports that the stream is done) and returns the last event
+// id and retry delay seen.
+func (l *streamLink) readEvents(body io.Reader, lastID string, retry time.Duration, deliver func([]byte) (done bool)) (string, time.Duration) {
 	r := newSSEReader(body, l.max, lastID, retry)
 	defer r.release()
 	for {
@@ -379,8 +487,8 @@ func (l *streamLink) readEvents(body io.Reader, lastID string, retry time.Durati
 		if err != nil {
 			return r.lastEventID(lastID), r.retry
 		}
-		if ev.event == "" && len(wire.TrimSpace(ev.data)) > 0 {
-			deliver(ev.data)
+		if ev.event == "" && len(wire.TrimSpace(ev.data)) > 0 && deliver(ev.data) {
+			return r.lastEventID(lastID), r.retry
 		}
 	}
 }
@@ -394,7 +502,7 @@ func (l *streamLink) get(lastID string) (*http.Response, error) {
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
 	}
-	l.headers(req.Header)
+	l.headers(req.Header, "")
 	resp, err := l.client.Do(req)
 	if err != nil {
 		return nil, requestErr(err)
@@ -442,7 +550,7 @@ func (l *streamLink) standalone() {
 		default:
 			failures = 0
 			opened = true
-			lastID, retry = l.readEvents(resp.Body, lastID, retry, func(b []byte) { l.s.receive(b, nil) })
+			lastID, retry = l.readEvents(resp.Body, lastID, retry, func(b []byte) bool { l.s.receive(b, nil); return false })
 			drainClose(resp.Body)
 		}
 		if failures >= 5 {
@@ -472,7 +580,7 @@ func (l *streamLink) close() {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			req, err := http.NewRequestWithContext(ctx, http.MethodDelete, l.url, nil)
 			if err == nil {
-				l.headers(req.Header)
+				l.headers(req.Header, "")
 				if resp, err := l.client.Do(req); err == nil {
 					drainClose(resp.Body)
 				}

@@ -26,7 +26,7 @@ import (
 // (batched to an exporter that drops it), its context spliced into
 // params._meta, the W3C headers on the POST.
 func BenchmarkHTTPCall(b *testing.B) {
-	for _, reply := range []string{"sse", "json", "sse/traced"} {
+	for _, reply := range []string{"sse", "json", "sse/traced", "stateless"} {
 		b.Run(reply, func(b *testing.B) {
 			var tr *telemetry.Tracer
 			if reply == "sse/traced" {
@@ -34,8 +34,12 @@ func BenchmarkHTTPCall(b *testing.B) {
 				defer func() { _ = tr.Shutdown(context.Background()) }()
 			}
 			args := []string{"-only", "echo"}
-			if reply == "json" {
+			switch reply {
+			case "json":
 				args = append(args, "-json-response")
+			case "stateless":
+				// 2026-07-28: per-request _meta and headers, a POST per call.
+				args = append(args, "-era", "stateless")
 			}
 			url := startHTTPFixture(b, "http", args...)
 			m := NewManager(&Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), InitTimeout: 10 * time.Second})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcp-hub/mcp-hub/era"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -53,6 +54,9 @@ type sink interface {
 	// line or an error: scrubbed of the upstream's secret values, masked
 	// by redact's rules and cut short.
 	preview(b []byte) string
+	// paramHeaders returns the x-mcp-header annotations of a tool (the
+	// HTTP link mirrors its arguments into headers), or nil.
+	paramHeaders(tool string) []era.ParamHeader
 }
 
 // stdioOptions configures a stdio link.

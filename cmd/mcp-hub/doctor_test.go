@@ -79,15 +79,15 @@ mcpServers:
 		row  string   // the table row, as a regexp after the name
 		want []string // substrings of its details
 	}{
-		{"alpha", `config +ok +` + q(fixtureBin) + ` +\d+(\.\d+)?m?s +2025-11-25 +3 +0 +0$`, []string{
+		{"alpha", `config +ok +` + q(fixtureBin) + ` +\d+(\.\d+)?m?s +` + upstream.DefaultProtocolVersion + ` +3 +0 +0$`, []string{
 			`note:  tool "echo" shadows dup's tool of the same name`,
 			`note:  tool "bad.name" (exposed as "bad_name_`,
 			`is not a valid client tool name`,
 		}},
-		{"dup", `config +warning +` + q(fixtureBin) + ` +\S+ +2025-11-25 +1 +0 +0$`, []string{
+		{"dup", `config +warning +` + q(fixtureBin) + ` +\S+ +` + upstream.DefaultProtocolVersion + ` +1 +0 +0$`, []string{
 			`note:  tool "echo" is not exposed: alpha offers a tool of this name too and sorts first`,
 		}},
-		{"garbage", `config +warning +` + q(fixtureBin) + ` +\S+ +2025-11-25 +1 +0 +0$`, []string{
+		{"garbage", `config +warning +` + q(fixtureBin) + ` +\S+ +` + upstream.DefaultProtocolVersion + ` +1 +0 +0$`, []string{
 			`hint:  it writes text that is not JSON-RPC to stdout`,
 			`note:  wrote lines to stdout that are not JSON-RPC, the first: "fixture banner: hello"`,
 		}},

@@ -58,3 +58,24 @@ func appendMember(out []byte, key string, v []byte) []byte {
 	out = append(out, ':')
 	return append(out, v...)
 }
+
+// RebuildObject returns obj with each member passed through fn: fn returns
+// the member's new raw value and whether to keep it. Members keep their
+// order and, where fn returns them unchanged, their bytes. It is for edits
+// EditObject cannot say (a nested member changed, members dropped by a
+// rule); obj is scanned once.
+func RebuildObject(obj []byte, fn func(key, val []byte) (newVal []byte, keep bool)) ([]byte, error) {
+	out := make([]byte, 0, len(obj))
+	out = append(out, '{')
+	err := Members(obj, func(k, v []byte) error {
+		nv, keep := fn(k, v)
+		if keep {
+			out = appendRawMember(out, k, nv)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return append(out, '}'), nil
+}

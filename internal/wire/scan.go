@@ -561,3 +561,21 @@ func Elements(arr []byte, fn func(elem []byte) error) error {
 		return syntaxErr(arr, i, "',' or ']'")
 	}
 }
+
+// Values calls fn for each JSON value of b, a sequence of values that
+// whitespace may separate (JSON lines, or values written back to back), in
+// order. It validates every value; an error stops it.
+func Values(b []byte, fn func(v []byte) error) error {
+	i := skipWS(b, 0)
+	for i < len(b) {
+		end, err := skipValue(b, i)
+		if err != nil {
+			return err
+		}
+		if err := fn(b[i:end]); err != nil {
+			return err
+		}
+		i = skipWS(b, end)
+	}
+	return nil
+}

@@ -283,3 +283,20 @@ func TestElements(t *testing.T) {
 		}
 	}
 }
+
+func TestValues(t *testing.T) {
+	var got []string
+	err := Values([]byte(" {\"a\":1}\n{\"b\":[2]}{\"c\":3}\n\n"), func(v []byte) error {
+		got = append(got, string(v))
+		return nil
+	})
+	if err != nil || strings.Join(got, "|") != `{"a":1}|{"b":[2]}|{"c":3}` {
+		t.Errorf("Values = %q, %v", got, err)
+	}
+	if err := Values([]byte(`{"a":1} {"b"`), func([]byte) error { return nil }); err == nil {
+		t.Error("a truncated value: want an error")
+	}
+	if err := Values([]byte("  "), func([]byte) error { t.Error("called for nothing"); return nil }); err != nil {
+		t.Error(err)
+	}
+}

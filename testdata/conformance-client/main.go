@@ -148,7 +148,7 @@ func run() error {
 		return nil
 	}
 	switch scenario {
-	case "initialize":
+	case "initialize", "request-metadata", "json-schema-ref-no-deref":
 		return nil // connecting and listing through the hub is the scenario
 	case "tools_call":
 		return call("add_numbers", map[string]any{"a": 5, "b": 3})
@@ -156,6 +156,70 @@ func run() error {
 		return call("test_reconnection", map[string]any{})
 	case "elicitation-sep1034-client-defaults":
 		return call("test_client_elicitation_defaults", map[string]any{})
+	case "sep-2322-client-request-state":
+		// The hub answers the server's input requests (asking this
+		// client) and calls again with the answers and the state.
+		for _, name := range []string{"test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated", "test_mrtr_no_result_type"} {
+			if err := call(name, map[string]any{}); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "http-standard-headers":
+		// A tools/call, a resources/read and a prompts/get, so each
+		// standard header is seen.
+		if err := call("test_headers", map[string]any{}); err != nil {
+			return err
+		}
+		res, err := cs.ListResources(ctx, nil)
+		if err != nil || len(res.Resources) == 0 {
+			return fmt.Errorf("resources/list: %v (%d resources)", err, len(res.Resources))
+		}
+		if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: res.Resources[0].URI}); err != nil {
+			return fmt.Errorf("resources/read: %w", err)
+		}
+		prompts, err := cs.ListPrompts(ctx, nil)
+		if err != nil || len(prompts.Prompts) == 0 {
+			return fmt.Errorf("prompts/list: %v", err)
+		}
+		if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: prompts.Prompts[0].Name}); err != nil {
+			return fmt.Errorf("prompts/get: %w", err)
+		}
+		return nil
+	case "http-custom-headers":
+		// The calls the scenario asks for, with its arguments.
+		var sc struct {
+			ToolCalls []struct {
+				Name      string         `json:"name"`
+				Arguments map[string]any `json:"arguments"`
+			} `json:"toolCalls"`
+		}
+		if err := json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &sc); err != nil || len(sc.ToolCalls) == 0 {
+			return fmt.Errorf("MCP_CONFORMANCE_CONTEXT names no tool calls: %v", err)
+		}
+		for _, tc := range sc.ToolCalls {
+			if err := call(tc.Name, tc.Arguments); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "http-invalid-tool-headers":
+		// The hub leaves out the tools whose header annotations are
+		// invalid; the valid one works.
+		for _, tool := range tools.Tools {
+			if strings.HasPrefix(tool.Name, "invalid_") {
+				return fmt.Errorf("the hub lists %q, whose x-mcp-header annotation is invalid", tool.Name)
+			}
+		}
+		return call("valid_tool", map[string]any{"region": "us-west1"})
+	case "json-schema-2020-12-preservation":
+		// Hand the schema the hub listed back to the scenario's echo tool.
+		for _, tool := range tools.Tools {
+			if tool.Name == "json_schema_2020_12_tool" {
+				return call("json_schema_echo", map[string]any{"schema": tool.InputSchema})
+			}
+		}
+		return errors.New("the hub does not list json_schema_2020_12_tool")
 	case "":
 	default:
 		if isAuth {

@@ -1,0 +1,90 @@
+package upstream
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestEraNegotiated: the hub speaks the newest era an upstream speaks:
+// 2026-07-28 with one that answers server/discover with it (on HTTP only
+// when asked with the MCP-Protocol-Version header), the session era with
+// one that does not, whatever its transport.
+func TestEraNegotiated(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		spec      func(t *testing.T) Spec
+		stateless bool
+	}{
+		{"http, both eras", func(t *testing.T) Spec {
+			return Spec{Name: "u", URL: startHTTPFixture(t, "http", "-era", "both", "-only", "echo")}
+		}, true},
+		{"http, stateless only", func(t *testing.T) Spec {
+			return Spec{Name: "u", URL: startHTTPFixture(t, "http", "-era", "stateless", "-only", "echo")}
+		}, true},
+		{"http, sessions only", func(t *testing.T) Spec {
+			return Spec{Name: "u", URL: startHTTPFixture(t, "http", "-only", "echo")}
+		}, false},
+		{"legacy sse", func(t *testing.T) Spec {
+			return Spec{Name: "u", URL: startHTTPFixture(t, "sse", "-only", "echo")}
+		}, false},
+		{"stdio", func(t *testing.T) Spec { return Spec{Name: "u", Command: fixture, Args: []string{"-only", "echo"}} }, true},
+		{"stdio pinned", func(t *testing.T) Spec {
+			return Spec{Name: "u", Command: fixture, Args: []string{"-only", "echo"}, ProtocolVersion: "2025-11-25"}
+		}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newManager(t, fastOptions(t))
+			u, err := m.Add(tt.spec(t), AddOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitState(t, u, 10*time.Second, StateConnected)
+			c := u.Conn()
+			if c.Stateless() != tt.stateless {
+				t.Errorf("negotiated %s, want stateless %v", c.ProtocolVersion(), tt.stateless)
+			}
+			if got := callText(t, u, "echo", `{"message":"m"}`); !strings.Contains(got, `message`) {
+				t.Errorf("echo = %s", got)
+			}
+		})
+	}
+}
+
+// TestResumedStreamDeliversReply: an upstream that closes a call's response
+// stream (SEP-1699 polling: the fixture's test_reconnection closes it at
+// once with a retry of 500ms and answers 100ms later) is resumed with GET
+// and Last-Event-ID after the retry delay, and the answer that comes on the
+// resumed stream reaches the call; the link stops reading that stream
+// there (a server may keep it open), so nothing lingers.
+func TestResumedStreamDeliversReply(t *testing.T) {
+	url := startHTTPFixture(t, "http", "-conformance", "-only", "echo")
+	m := newManager(t, fastOptions(t))
+	u, err := m.Add(Spec{Name: "poll", URL: url}, AddOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, u, 10*time.Second, StateConnected)
+	if u.Conn().Stateless() {
+		t.Fatal("the session era is what resumes streams")
+	}
+	before := runtime.NumGoroutine()
+	for i := range 3 {
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		r, err := u.Call(ctx, "tools/call", []byte(`{"name":"test_reconnection","arguments":{}}`))
+		cancel()
+		if err != nil || r.Error != nil || !strings.Contains(string(r.Result), "Reconnection test completed") {
+			t.Fatalf("call %d: %s %s %v", i, r.Result, r.Error, err)
+		}
+		if d := time.Since(start); d < 450*time.Millisecond {
+			t.Errorf("call %d answered after %s: the retry delay (500ms) was not respected", i, d)
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	if after := runtime.NumGoroutine(); after > before+2 {
+		t.Errorf("goroutines %d → %d after 3 resumed calls: resumed streams linger", before, after)
+	}
+}
