@@ -131,17 +131,44 @@ func (s *session) callUpstreamTool(m wire.Message) {
 		s.reply(m.ID, toolResultError("hub_call_tool: "+err.Error()))
 		return
 	}
-	up, ok := s.h.mgr.Get(server)
-	if !ok {
-		s.reply(m.ID, toolResultError(fmt.Sprintf("hub_call_tool: no MCP server named %q runs behind this hub", server)))
+	up, known := s.h.upstreamTool(server, tool)
+	if !known && !s.h.settled() {
+		// The server may be on its first connect attempt (the hub just
+		// started): wait for it (bounded), as a direct call of a name the
+		// catalog does not hold yet does, instead of answering that it
+		// has no such tool.
+		go func() {
+			s.h.waitSettled(s.ctx)
+			up, known := s.h.upstreamTool(server, tool)
+			s.callUpstreamToolOf(m, up, known, server, tool, toolArgsRaw)
+		}()
 		return
 	}
-	known := false
-	s.h.upstreamTools(func(u *upstream.Upstream, it catalog.Item, _ string) {
+	s.callUpstreamToolOf(m, up, known, server, tool, toolArgsRaw)
+}
+
+// upstreamTool returns the running upstream named server (nil when none)
+// and whether its filter lets its tool tool through.
+func (h *Hub) upstreamTool(server, tool string) (up *upstream.Upstream, known bool) {
+	up, ok := h.mgr.Get(server)
+	if !ok {
+		return nil, false
+	}
+	h.upstreamTools(func(u *upstream.Upstream, it catalog.Item, _ string) {
 		if u == up && it.Key == tool {
 			known = true
 		}
 	})
+	return up, known
+}
+
+// callUpstreamToolOf is callUpstreamTool once the upstream and tool are
+// looked up.
+func (s *session) callUpstreamToolOf(m wire.Message, up *upstream.Upstream, known bool, server, tool string, toolArgsRaw []byte) {
+	if up == nil {
+		s.reply(m.ID, toolResultError(fmt.Sprintf("hub_call_tool: no MCP server named %q runs behind this hub", server)))
+		return
+	}
 	if msg, held := s.h.heldUpstreamTool(s, server, tool); !known && held {
 		s.reply(m.ID, toolResultError("hub_call_tool: "+msg))
 		return
@@ -149,6 +176,10 @@ func (s *session) callUpstreamTool(m wire.Message) {
 	if !known {
 		if t := failureText(up); t != "" {
 			s.reply(m.ID, toolResultError("hub_call_tool: "+t))
+			return
+		}
+		if inv := up.Inventory(); inv.Version == 0 && !inv.Stale {
+			s.reply(m.ID, toolResultError(fmt.Sprintf("hub_call_tool: MCP server %q is still starting: its tools are not known yet; call again in a moment", server)))
 			return
 		}
 		s.reply(m.ID, toolResultError(fmt.Sprintf("hub_call_tool: MCP server %q has no tool %q (or the hub's filters hide it); hub_search_tools lists what there is", server, tool)))
@@ -168,3 +199,4 @@ func (s *session) callUpstreamTool(m wire.Message) {
 		s.forward(wire.Message{ID: m.ID, Method: "tools/call", Params: params}, up, "tools/call", tool, meta, nil)
 	})
 }
+
