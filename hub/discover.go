@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mcp-hub/mcp-hub/catalog"
+	"github.com/mcp-hub/mcp-hub/internal/suggest"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -166,7 +167,11 @@ func (h *Hub) upstreamTool(server, tool string) (up *upstream.Upstream, known bo
 // looked up.
 func (s *session) callUpstreamToolOf(m wire.Message, up *upstream.Upstream, known bool, server, tool string, toolArgsRaw []byte) {
 	if up == nil {
-		s.reply(m.ID, toolResultError(fmt.Sprintf("hub_call_tool: no MCP server named %q runs behind this hub", server)))
+		var names []string
+		for _, u := range s.h.mgr.List() {
+			names = append(names, u.Name())
+		}
+		s.reply(m.ID, toolResultError(fmt.Sprintf("hub_call_tool: no MCP server named %q runs behind this hub%s", server, didYouMean(server, names))))
 		return
 	}
 	if msg, held := s.h.heldUpstreamTool(s, server, tool); !known && held {
@@ -182,7 +187,14 @@ func (s *session) callUpstreamToolOf(m wire.Message, up *upstream.Upstream, know
 			s.reply(m.ID, toolResultError(fmt.Sprintf("hub_call_tool: MCP server %q is still starting: its tools are not known yet; call again in a moment", server)))
 			return
 		}
-		s.reply(m.ID, toolResultError(fmt.Sprintf("hub_call_tool: MCP server %q has no tool %q (or the hub's filters hide it); hub_search_tools lists what there is", server, tool)))
+		var names []string
+		s.h.upstreamTools(func(u *upstream.Upstream, it catalog.Item, _ string) {
+			if u == up {
+				names = append(names, it.Key)
+			}
+		})
+		s.reply(m.ID, toolResultError(fmt.Sprintf("hub_call_tool: MCP server %q has no tool %q%s (or the hub's filters hide it); hub_search_tools lists what there is",
+			server, tool, didYouMean(tool, names))))
 		return
 	}
 	s.usedUpstreamTool(server, tool)
@@ -200,3 +212,17 @@ func (s *session) callUpstreamToolOf(m wire.Message, up *upstream.Upstream, know
 	})
 }
 
+// didYouMean is " (did you mean "x"?)" for the candidate closest to a
+// mistyped name, or "". A model that wrote "memroy" fixes its call, or its
+// script, from the answer alone.
+// Names longer than any a server uses are not compared (the distance
+// costs their length times each candidate's).
+func didYouMean(name string, candidates []string) string {
+	if len(name) > 128 {
+		return ""
+	}
+	if c := suggest.Closest(name, candidates); c != "" {
+		return fmt.Sprintf(" (did you mean %q?)", c)
+	}
+	return ""
+}

@@ -117,6 +117,28 @@ func TestDiscoveryWaitsForStartingServers(t *testing.T) {
 	}
 }
 
+// TestCallToolDidYouMean: hub_call_tool names the server or tool a
+// mistyped name was meant to be, so that a model (or its script) can fix
+// the call from the answer alone.
+func TestCallToolDidYouMean(t *testing.T) {
+	h, c := startHub(t, nil, fixtureSpec("memory", "-only", "echo,pid"))
+	eventually(t, 10*time.Second, "the upstream", func() bool { return h.settled() && len(h.Catalog().ServerEntries("memory")) > 0 })
+	for _, bad := range []struct{ args, want string }{
+		{`{"server":"memroy","tool":"pid"}`, `no MCP server named "memroy" runs behind this hub (did you mean "memory"?)`},
+		{`{"server":"memory","tool":"echoo"}`, `has no tool "echoo" (did you mean "echo"?)`},
+		{`{"server":"zzzzzz","tool":"pid"}`, `no MCP server named "zzzzzz" runs behind this hub;`},
+	} {
+		line := c.call(t, 2, "tools/call", `{"name":"hub_call_tool","arguments":`+bad.args+`}`)
+		want := strings.ReplaceAll(bad.want, `"`, `\"`)
+		if strings.HasSuffix(bad.want, ";") {
+			want = strings.TrimSuffix(want, ";") + `"` // the message ends there
+		}
+		if !strings.Contains(string(line), `"isError":true`) || !strings.Contains(string(line), want) {
+			t.Errorf("hub_call_tool %s: %s, want an error containing %s", bad.args, line, want)
+		}
+	}
+}
+
 // TestCallToolStillStarting: when the first-list wait is over and the
 // upstream has still not listed its tools, hub_call_tool says it is
 // starting, not that it has no such tool.
