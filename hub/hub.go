@@ -286,6 +286,13 @@ func (h *Hub) catalogOptions() *catalog.Options {
 	return &o
 }
 
+// ClientCapabilities is what a hub declares to an upstream of spec:
+// sampling, elicitation and roots unless the spec forbids them. mcp-hub
+// tools and doctor declare the same, so that a server that lists tools
+// by what its client can do (server-everything's sampling, elicitation
+// and roots tools) lists for them what it lists for the hub.
+func ClientCapabilities(spec *upstream.Spec) *mcp.ClientCapabilities { return clientCapabilities(spec) }
+
 // clientCapabilities is what the hub declares to an upstream: sampling,
 // elicitation and roots unless the upstream's spec forbids them. Whether a
 // given request reaches a client then depends on the session it is for.
