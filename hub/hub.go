@@ -454,6 +454,9 @@ func (h *Hub) rebuildNow() {
 	st := h.newCatalogState(next, srcs, descs, prev)
 	h.cat.Store(st)
 	h.doneGen.Store(gen)
+	if h.opts.Expose.Mode == toolsearch.ModeAuto && st.searching != prev.searching {
+		h.logExposeSwitch(st)
+	}
 	h.metrics.observe(h)
 
 	h.mu.Lock()

@@ -188,3 +188,25 @@ const (
 	defaultSearchLimit = 10
 	maxSearchLimit     = 100
 )
+
+// logExposeSwitch says, for expose auto, that tools/list switched mode:
+// the person reading the log learns why their client's tool list shrank
+// (or grew) to the hub's own tools.
+func (h *Hub) logExposeSwitch(st *catalogState) {
+	n := 0
+	for _, t := range st.cat.Tools() {
+		if t.Server != "" {
+			n++
+		}
+	}
+	above := h.opts.Expose.SearchAbove
+	if above == 0 {
+		above = toolsearch.DefaultSearchAbove
+	}
+	if st.searching {
+		h.logger.Info("catalog.expose auto: tools/list now holds the hub's own tools; the others are found with hub_search_tools",
+			"tools", n, "searchAbove", above)
+		return
+	}
+	h.logger.Info("catalog.expose auto: tools/list holds every tool again", "tools", n, "searchAbove", above)
+}
