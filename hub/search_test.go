@@ -305,3 +305,17 @@ func TestInstructionsByMode(t *testing.T) {
 		}
 	}
 }
+
+// TestShadowsLoggedPerServer: the tools a server loses to another are
+// logged in one line per loser and winner, not one per tool (two copies
+// of a server logged a line per tool at every start).
+func TestShadowsLoggedPerServer(t *testing.T) {
+	logs := &testbin.Buffer{}
+	h, _ := startHub(t, &Options{Logger: slog.New(slog.NewTextHandler(logs, nil))},
+		fixtureSpec("a", "-only", "echo,add,pid"), fixtureSpec("b", "-only", "echo,add,pid"))
+	eventually(t, 10*time.Second, "both", func() bool { return h.settled() && len(h.Catalog().Shadowed()) == 3 })
+	lines := strings.Count(logs.String(), "shadowed")
+	if want := `level=WARN msg="tools shadowed" upstream=b winner=a reason=collision count=3 names="add, echo, pid"`; lines != 1 || !strings.Contains(logs.String(), want) {
+		t.Errorf("%d lines about shadowed tools, want one: %s\n%s", lines, want, logs.String())
+	}
+}
