@@ -63,6 +63,9 @@ type Conn struct {
 	init    *mcp.InitializeResult
 	era     connEra
 	listens listens
+	// dual is the session-era connection beside a stateless-era one to a
+	// server that may speak both eras (sessionera.go), or nil.
+	dual *sessionEra
 
 	nextID atomic.Uint64
 
@@ -482,6 +485,9 @@ func (c *Conn) closeNow() { c.shutdown(true) }
 
 func (c *Conn) shutdown(hurry bool) {
 	c.closeOnce.Do(func() {
+		if c.dual != nil {
+			c.dual.close()
+		}
 		c.fail(ErrClosed)
 		if hurry {
 			c.link.abort()

@@ -153,6 +153,7 @@ func (u *Upstream) dial(ctx context.Context, spec *Spec) (*Conn, error) {
 	c.init = cs.InitializeResult()
 	info, _ := json.Marshal(mcp.Implementation{Name: m.opts.ClientName, Version: m.opts.ClientVersion})
 	c.setEra(c.init.ProtocolVersion, info)
+	c.dual = newSessionEra(u, spec, c)
 	return c, nil
 }
 
