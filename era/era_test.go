@@ -314,3 +314,14 @@ func TestResponseDropsTheHopsMeta(t *testing.T) {
 		t.Error("a result without reserved keys was copied")
 	}
 }
+
+func TestLogLevelRank(t *testing.T) {
+	if LogLevelRank("debug") != 0 || LogLevelRank("emergency") != 7 || LogLevelRank("warning") <= LogLevelRank("notice") {
+		t.Errorf("ranks: debug %d, emergency %d", LogLevelRank("debug"), LogLevelRank("emergency"))
+	}
+	for _, bad := range []string{"", "Debug", "verbose"} {
+		if LogLevelRank(bad) != -1 {
+			t.Errorf("LogLevelRank(%q) = %d", bad, LogLevelRank(bad))
+		}
+	}
+}

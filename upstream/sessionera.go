@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"slices"
 	"sync"
 	"time"
 
@@ -379,7 +378,8 @@ func (d *sessionEra) compare(ctx context.Context, c *Conn) (eraNames, error) {
 }
 
 // sameDefinitions returns the names of the items of a that b has with
-// the same definition (the same JSON, whatever the order of members).
+// the same definition (the same canonical JSON, as pins hash it: member
+// order and spacing aside).
 func sameDefinitions(a, b []json.RawMessage) map[string]bool {
 	want := map[string]string{}
 	for _, item := range b {
@@ -396,22 +396,22 @@ func sameDefinitions(a, b []json.RawMessage) map[string]bool {
 	return same
 }
 
-// definition returns an item's name and its canonical JSON (encoding/json
-// sorts object members).
+// definition returns an item's name and its canonical JSON; ok is false
+// for an item without either (a definition with duplicate members has no
+// canonical form).
 func definition(item json.RawMessage) (name, canon string, ok bool) {
-	var v map[string]any
-	if json.Unmarshal(item, &v) != nil {
-		return "", "", false
-	}
-	name, ok = v["name"].(string)
-	if !ok {
-		return "", "", false
-	}
-	b, err := json.Marshal(v)
+	c, err := wire.Canonical(item)
 	if err != nil {
 		return "", "", false
 	}
-	return name, string(b), true
+	v, err := wire.Get(c, "name")
+	if err != nil || v == nil {
+		return "", "", false
+	}
+	if name, err = wire.String(v); err != nil {
+		return "", "", false
+	}
+	return name, string(c), true
 }
 
 // close closes the session-era connection for good (its stateless-era
@@ -427,18 +427,13 @@ func (d *sessionEra) close() {
 	}
 }
 
-// logLevels are the protocol's log levels, most verbose first.
-var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
-
 // moreVerbose reports whether level a asks for more than b does ("" asks
 // for nothing).
 func moreVerbose(a, b string) bool {
-	if a == "" {
+	ra := era.LogLevelRank(a)
+	if ra < 0 {
 		return false
 	}
-	ia := slices.Index(logLevels, a)
-	if b == "" {
-		return ia >= 0
-	}
-	return ia >= 0 && ia < slices.Index(logLevels, b)
+	rb := era.LogLevelRank(b)
+	return rb < 0 || ra < rb
 }

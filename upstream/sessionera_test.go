@@ -159,6 +159,8 @@ func TestSessionEraListedAsTheCatalog(t *testing.T) {
 		{"not in the catalog", []string{`{"name":"x"}`, `{"name":"y"}`}, []string{`{"name":"y"}`}, []string{"y"}},
 		{"only in the catalog", []string{`{"name":"y"}`}, []string{`{"name":"x"}`, `{"name":"y"}`}, []string{"y"}},
 		{"not JSON, no name", []string{`{"name":`, `{"title":"t"}`}, []string{`{"title":"t"}`}, nil},
+		{"duplicate members", []string{`{"name":"x","d":1,"d":2}`}, []string{`{"name":"x","d":1,"d":2}`}, nil},
+		{"numbers as written", []string{`{"name":"x","n":1}`}, []string{`{"name":"x","n":1.0}`}, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			raw := func(ss []string) []json.RawMessage {
@@ -247,6 +249,25 @@ func TestSessionEraCall(t *testing.T) {
 		name, _, ok := sessionEraCall(tt.method, []byte(tt.params), tt.tag)
 		if got := string(name); ok != (tt.want != "") || got != tt.want {
 			t.Errorf("%s: %q %v, want %q", tt.name, got, ok, tt.want)
+		}
+	}
+}
+
+func TestMoreVerbose(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		want bool
+	}{
+		{"debug", "", true},
+		{"debug", "info", true},
+		{"info", "info", false},
+		{"error", "warning", false},
+		{"", "error", false},
+		{"loud", "", false},
+		{"info", "loud", true},
+	} {
+		if got := moreVerbose(tt.a, tt.b); got != tt.want {
+			t.Errorf("moreVerbose(%q, %q) = %v", tt.a, tt.b, got)
 		}
 	}
 }
