@@ -42,6 +42,7 @@ const maxBacklog = 256
 // postWait is a POST waiting for its response, and for the messages that
 // belong to its request.
 type postWait struct {
+	hs     *httpSession
 	events chan []byte // related notifications and requests (dropped when full)
 	final  chan []byte // the response
 	// log numbers the events once the answer is an event stream; attached

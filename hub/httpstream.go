@@ -156,7 +156,7 @@ func (f *httpFront) streamablePost(w http.ResponseWriter, r *http.Request, sid s
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	p := &postWait{events: make(chan []byte, 64), final: make(chan []byte, 1), attached: true}
+	p := &postWait{hs: hs, events: make(chan []byte, 64), final: make(chan []byte, 1), attached: true}
 	key := canonicalID(m.ID)
 	hs.mu.Lock()
 	if _, dup := hs.pending[key]; dup {
@@ -189,7 +189,7 @@ func (f *httpFront) awaitResponse(w http.ResponseWriter, r *http.Request, hs *ht
 		hs.mu.Unlock()
 		hs.touch()
 	}()
-	ev := &sse.Answer{W: w, RetryMs: retryMs, NewLog: func() *sse.Log { return hs.streamFor(p) }}
+	ev := &sse.Answer{W: w, RetryMs: retryMs, Logs: p}
 	event, flush := ev.Event, ev.Flush
 	for {
 		select {

@@ -25,9 +25,10 @@ const retryMs = 1000
 // standaloneStream names the session's standalone GET stream in event ids.
 const standaloneStream = "g"
 
-// streamFor registers the event stream a POST's answer turned into and
-// returns its log.
-func (hs *httpSession) streamFor(p *postWait) *sse.Log {
+// NewLog implements sse.Logs: it registers the event stream a POST's
+// answer turned into and returns its log.
+func (p *postWait) NewLog() *sse.Log {
+	hs := p.hs
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	hs.streamSeq++

@@ -88,8 +88,8 @@ func ParseID(id string) (stream string, n uint64, ok bool) {
 
 // WritePriming writes a priming event: the stream's position id and the
 // reconnection delay retryMs, no data.
-func WritePriming(w io.Writer, id string, retryMs int) {
-	_, _ = io.WriteString(w, "id: "+id+"\nretry: "+strconv.Itoa(retryMs)+"\ndata: \n\n")
+func WritePriming(w io.Writer, id string, retryMs int32) {
+	_, _ = io.WriteString(w, "id: "+id+"\nretry: "+strconv.Itoa(int(retryMs))+"\ndata: \n\n")
 }
 
 // WriteEvent writes a message as an event without an id.
@@ -114,19 +114,26 @@ func WriteEventID(w io.Writer, id string, data []byte) {
 
 // Answer answers a POST as JSON until a message must go before the
 // answer: then the response turns into an event stream. Its events carry
-// ids when it has a Log (or gets one from NewLog as it turns into a
+// ids when it has a Log (or gets one from Logs as it turns into a
 // stream): a resumable stream, which opens with a priming event.
 type Answer struct {
 	W http.ResponseWriter
 	// Log numbers the events of a resumable stream; nil: events carry no
-	// id, unless NewLog gives the stream one when the answer turns into it.
-	Log    *Log
-	NewLog func() *Log
-	// RetryMs is the reconnection delay a priming event asks for.
-	RetryMs int
+	// id, unless Logs gives the stream one when the answer turns into it.
+	Log  *Log
+	Logs Logs
 
-	flusher   http.Flusher
+	flusher http.Flusher
+	// RetryMs is the reconnection delay a priming event asks for.
+	RetryMs   int32
 	streaming bool
+}
+
+// Logs gives a stream its Log when an Answer turns into one (an interface
+// rather than a func: a POST's waiter implements it, where a closure would
+// cost an allocation per request).
+type Logs interface {
+	NewLog() *Log
 }
 
 // Streaming reports whether the response is an event stream.
@@ -149,8 +156,8 @@ func (a *Answer) Start(priming bool) {
 // stream first.
 func (a *Answer) Event(data []byte) {
 	if !a.streaming {
-		if a.NewLog != nil {
-			a.Log = a.NewLog()
+		if a.Logs != nil {
+			a.Log = a.Logs.NewLog()
 		}
 		a.Start(true)
 	}

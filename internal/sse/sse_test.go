@@ -8,6 +8,10 @@ import (
 	"testing"
 )
 
+type logsFunc func() *Log
+
+func (f logsFunc) NewLog() *Log { return f() }
+
 func TestLog(t *testing.T) {
 	l := NewLog("r7")
 	if id := l.PrimingID(); id != "r7:0" {
@@ -74,7 +78,7 @@ func TestWrite(t *testing.T) {
 func TestAnswer(t *testing.T) {
 	t.Run("json", func(t *testing.T) {
 		rec := httptest.NewRecorder()
-		a := &Answer{W: rec, NewLog: func() *Log { t.Fatal("no stream, no log"); return nil }}
+		a := &Answer{W: rec, Logs: logsFunc(func() *Log { t.Fatal("no stream, no log"); return nil })}
 		if a.Final(make(chan []byte), []byte(`{"id":1}`)) || a.Streaming() || rec.Body.Len() != 0 {
 			t.Errorf("streaming %v, body %q: want the answer left to the caller", a.Streaming(), rec.Body)
 		}
@@ -82,7 +86,7 @@ func TestAnswer(t *testing.T) {
 	t.Run("resumable stream", func(t *testing.T) {
 		rec := httptest.NewRecorder()
 		var log *Log
-		a := &Answer{W: rec, RetryMs: 500, NewLog: func() *Log { log = NewLog("r1"); return log }}
+		a := &Answer{W: rec, RetryMs: 500, Logs: logsFunc(func() *Log { log = NewLog("r1"); return log })}
 		events := make(chan []byte, 2)
 		events <- []byte(`{"n":2}`)
 		a.Event([]byte(`{"n":1}`))
