@@ -102,7 +102,7 @@ func TestImage(t *testing.T) {
 	if err := os.WriteFile(bin, files["usr/local/bin/mcp-hub"], 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"etc/passwd", "etc/ssl/certs/ca-certificates.crt"} {
+	for _, want := range []string{"etc/passwd", "etc/ssl/certs/ca-certificates.crt", "usr/share/doc/mcp-hub/LICENSE", "usr/share/doc/mcp-hub/NOTICE"} {
 		if files[want] == nil {
 			t.Errorf("the image lacks /%s", want)
 		}

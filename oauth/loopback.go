@@ -19,11 +19,39 @@ type callback struct {
 	err              string // error (and error_description) when it refused
 }
 
-// fetch is the go-sdk handler's AuthorizationCodeFetcher: it listens on the
-// loopback redirect URI, gets a person to the authorization URL
-// (Options.Interact) and waits for the redirect. go-sdk checks state and
-// iss and exchanges the code.
-func (c *Client) fetch(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+// listenRedirect opens the loopback listener of one authorization, on the
+// configured redirectPort or on a port the system picks, and returns it
+// with its redirect URI. The caller holds it from here until the
+// authorization ended (fetch serves it and shuts it down; the caller closes
+// it in case fetch never ran): the URI registered with the authorization
+// server and sent in the authorization request names a port nothing else
+// can take in between. A port picked and released earlier (bind to 0, then
+// close) is soon handed out again on Linux — to another listener, or as
+// the source port of an outgoing connection, of which a hub serving for
+// hours makes many — and the login then failed with "address already in
+// use". A listener per authorization also serves concurrent logins and a
+// step-up while the hub serves, each on a port of its own.
+func (c *Client) listenRedirect() (net.Listener, string, error) {
+	port := 0
+	if c.conf != nil {
+		port = c.conf.RedirectPort
+	}
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		if port != 0 {
+			return nil, "", fmt.Errorf("listen for the authorization redirect on the configured oauth.redirectPort %d: %w", port, err)
+		}
+		return nil, "", fmt.Errorf("listen for the authorization redirect: %w", err)
+	}
+	return ln, fmt.Sprintf("http://127.0.0.1:%d/callback", ln.Addr().(*net.TCPAddr).Port), nil
+}
+
+// fetch is the AuthorizationCodeFetcher of the go-sdk handler of an
+// authorization whose redirect comes to ln (redirect is its URI): it gets
+// a person to the authorization URL (Options.Interact), serves ln and waits
+// for the redirect, then shuts ln down. go-sdk checks state and iss and
+// exchanges the code.
+func (c *Client) fetch(ctx context.Context, ln net.Listener, redirect string, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
 	if u, err := url.Parse(args.URL); err == nil && u.Host != "" {
 		c.setServer(u.Scheme + "://" + u.Host)
 	}
@@ -31,10 +59,6 @@ func (c *Client) fetch(ctx context.Context, args *auth.AuthorizationArgs) (*auth
 	owner := ownerFrom(ctx)
 	if interact == nil || (can != nil && !can(owner)) {
 		return nil, errNobody
-	}
-	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", c.port))
-	if err != nil {
-		return nil, fmt.Errorf("listen for the authorization redirect (%s): %w", c.redirect, err)
 	}
 	// The state go-sdk put into the authorization URL: only a redirect that
 	// brings it back ends the wait (go-sdk checks it again).
@@ -76,7 +100,7 @@ func (c *Client) fetch(ctx context.Context, args *auth.AuthorizationArgs) (*auth
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return nil, fmt.Errorf("no authorization redirect reached %s within %s", c.redirect, c.a.opts.AuthTimeout)
+			return nil, fmt.Errorf("no authorization redirect reached %s within %s", redirect, c.a.opts.AuthTimeout)
 		}
 	}
 }

@@ -13,7 +13,8 @@
 //   - tokens kept in the store (upstream.TokenStore), refreshed before
 //     they expire and on 401, one refresh at a time per upstream, sent only
 //     to the URL they were issued for, and added to the upstream's scrubber;
-//   - the loopback redirect listener (http://127.0.0.1:PORT/callback) and
+//   - the loopback redirect listener (http://127.0.0.1:PORT/callback, one
+//     per authorization, held from the moment its port is chosen) and
 //     the ways to get a person to the authorization URL: a browser
 //     ([Browser]) for mcp-hub login, URL-mode elicitation for a client (the
 //     hub's Interact hook);
@@ -29,7 +30,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -159,10 +159,7 @@ type Client struct {
 	name     string
 	resource string          // the upstream's URL: the audience of its tokens
 	conf     *upstream.OAuth // as configured (nil: none)
-	redirect string          // the loopback redirect URI
-	port     int             // its port
-	handler  *auth.AuthorizationCodeHandler
-	setupErr error // why the client cannot authorize (a bad client secret reference)
+	setupErr error           // why the client cannot authorize (a bad client secret reference)
 	secret   string
 
 	scrub atomicScrubber // the upstream's scrubber, from Transport
@@ -190,33 +187,43 @@ func newClient(a *Authenticator, spec *upstream.Spec) *Client {
 	if u, err := url.Parse(spec.URL); err == nil {
 		c.server = u.Scheme + "://" + u.Host
 	}
-	c.port = c.pickPort()
-	c.redirect = fmt.Sprintf("http://127.0.0.1:%d/callback", c.port)
-	c.handler, c.setupErr = c.newHandler()
+	if o := c.conf; o != nil && o.ClientID != "" && o.ClientSecret != "" {
+		v, err := upstream.ResolveValue(o.ClientSecret, a.opts.LookupEnv)
+		if err != nil {
+			c.setupErr = fmt.Errorf("oauth.clientSecret: %w", err)
+			return c
+		}
+		c.secret = v
+	}
+	// What the handler of an authorization is built from is checked now,
+	// with a redirect URI of the kind every authorization gets.
+	_, c.setupErr = c.newHandler("http://127.0.0.1/callback", nil)
 	return c
 }
 
-// pickPort returns the configured redirect port, or a free one.
-func (c *Client) pickPort() int {
-	if c.conf != nil && c.conf.RedirectPort != 0 {
-		return c.conf.RedirectPort
+// newHandler builds the go-sdk handler of one authorization: its redirect
+// comes to redirect (the authorization's own loopback listener, see
+// listenRedirect), where fetch waits for it. A handler per authorization,
+// because the redirect URI's port is chosen (and held) when the
+// authorization starts: Dynamic Client Registration registers that exact
+// URI each time (go-sdk registers on every authorization anyway); a Client
+// ID Metadata Document or a pre-registered client names its loopback
+// redirect URIs once, and the authorization server accepts any port on
+// them (RFC 8252 section 7.3) — or the configured redirectPort, the one to
+// register with a server that does not. Scopes granted earlier are the
+// Client's to add (a step-up asks for them: withScope), not the handler's.
+func (c *Client) newHandler(redirect string, fetch auth.AuthorizationCodeFetcher) (*auth.AuthorizationCodeHandler, error) {
+	if fetch == nil {
+		fetch = func(context.Context, *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			return nil, errNobody
+		}
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// newHandler builds the go-sdk handler that authorizes for this upstream.
-func (c *Client) newHandler() (*auth.AuthorizationCodeHandler, error) {
 	cfg := &auth.AuthorizationCodeHandlerConfig{
-		RedirectURL:              c.redirect,
-		AuthorizationCodeFetcher: c.fetch,
+		RedirectURL:              redirect,
+		AuthorizationCodeFetcher: fetch,
 		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{
 			Metadata: &oauthex.ClientRegistrationMetadata{
-				RedirectURIs:  []string{c.redirect},
+				RedirectURIs:  []string{redirect},
 				ClientName:    "mcp-hub",
 				GrantTypes:    []string{"authorization_code", "refresh_token"},
 				ResponseTypes: []string{"code"},
@@ -234,12 +241,7 @@ func (c *Client) newHandler() (*auth.AuthorizationCodeHandler, error) {
 		if o.ClientID != "" {
 			cred := &oauthex.ClientCredentials{ClientID: o.ClientID}
 			if o.ClientSecret != "" {
-				v, err := upstream.ResolveValue(o.ClientSecret, c.a.opts.LookupEnv)
-				if err != nil {
-					return nil, fmt.Errorf("oauth.clientSecret: %w", err)
-				}
-				c.secret = v
-				cred.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: v}
+				cred.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: c.secret}
 			}
 			cfg.PreregisteredClient = cred
 		}

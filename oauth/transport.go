@@ -224,7 +224,24 @@ func (c *Client) authorize(ctx context.Context, resp *http.Response, gen uint64,
 		drainClose(resp)
 		return err
 	}
-	if err := c.handler.Authorize(ctx, areq, resp); err != nil {
+	// The redirect's listener, held from here until the authorization
+	// ended (listenRedirect).
+	ln, redirect, err := c.listenRedirect()
+	if err != nil {
+		drainClose(resp)
+		c.noteError(err.Error())
+		return fmt.Errorf("oauth: %s", c.lastError())
+	}
+	defer ln.Close()
+	h, err := c.newHandler(redirect, func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+		return c.fetch(ctx, ln, redirect, args)
+	})
+	if err != nil {
+		drainClose(resp)
+		c.noteError(err.Error())
+		return fmt.Errorf("oauth: %s", c.lastError())
+	}
+	if err := h.Authorize(ctx, areq, resp); err != nil {
 		if errors.Is(err, errNobody) {
 			c.setNeedsLogin("no usable token")
 			return fmt.Errorf("%w to %s: %s", upstream.ErrNeedsLogin, c.serverName(), upstream.LoginHint(c.name))

@@ -44,6 +44,9 @@ cp Containerfile "$ctx/"
 printf 'root:x:0:0:root:/root:/sbin/nologin\nmcp-hub:x:65532:65532:mcp-hub:/data:/sbin/nologin\n' > "$ctx/rootfs/etc/passwd"
 printf 'root:x:0:\nmcp-hub:x:65532:\n' > "$ctx/rootfs/etc/group"
 cp /etc/ssl/certs/ca-certificates.crt "$ctx/rootfs/etc/ssl/certs/"
+# The licence of mcp-hub and the notices of what its binary embeds (WordNet).
+mkdir -p "$ctx/rootfs/usr/share/doc/mcp-hub"
+cp LICENSE NOTICE "$ctx/rootfs/usr/share/doc/mcp-hub/"
 chmod 1777 "$ctx/rootfs/tmp"
 chmod 0700 "$ctx/rootfs-data"
 

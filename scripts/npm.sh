@@ -91,7 +91,7 @@ for a in "${archives[@]}"; do
     *) tar -xzf "$a" -C "$tmp" ;;
   esac
   cp "$tmp/$base/$exe" "$pkg/bin/$exe"
-  cp "$tmp/$base/LICENSE" "$pkg/"
+  cp "$tmp/$base/LICENSE" "$tmp/$base/NOTICE" "$pkg/"
   rm -rf "$tmp"
   chmod 755 "$pkg/bin/$exe"
   cat > "$pkg/README.md" <<EOF
@@ -112,7 +112,7 @@ const p = {
   license: "MIT",
   os: [os],
   cpu: [cpu],
-  files: [`bin/${exe}`],
+  files: [`bin/${exe}`, "NOTICE"],
   preferUnplugged: true,
 };
 fs.writeFileSync(file, JSON.stringify(p, null, 2) + "\n");

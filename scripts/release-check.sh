@@ -3,7 +3,7 @@
 # (make release-check; .ci/run runs it after make test):
 #
 #   - SHA256SUMS verifies;
-#   - each archive holds the binary, LICENSE and README.md;
+#   - each archive holds the binary, LICENSE, NOTICE and README.md;
 #   - file(1) shows the right format and architecture (static ELF for
 #     Linux; a PE32+ console program for Windows that imports only
 #     KERNEL32.dll and msvcrt.dll);
@@ -72,7 +72,7 @@ for target in "${targets[@]}"; do
     *) tar -xzf "$dist/$name.tar.gz" -C "$x" ;;
   esac
   bin="$x/$name/$exe"
-  for f in "$exe" LICENSE README.md; do
+  for f in "$exe" LICENSE NOTICE README.md; do
     [ -f "$x/$name/$f" ] || bad "$target: the archive lacks $f"
   done
   info=$(file -b "$bin")

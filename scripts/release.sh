@@ -11,8 +11,8 @@
 # by .github/workflows/release.yml on a macOS runner). "sums" builds nothing.
 #
 # Each archive, DIR/mcp-hub-VERSION-TARGET.tar.gz (.zip for Windows), holds
-# the directory mcp-hub-VERSION-TARGET/ with the binary, LICENSE and
-# README.md. DIR/SHA256SUMS then lists every archive in DIR. DIR defaults
+# the directory mcp-hub-VERSION-TARGET/ with the binary, LICENSE, NOTICE
+# (the WordNet license of the tool search's word table) and README.md. DIR/SHA256SUMS then lists every archive in DIR. DIR defaults
 # to dist.
 #
 # VERSION (default: git describe --tags --always --dirty) and COMMIT
@@ -101,7 +101,7 @@ build() {
     go build -trimpath ${tags[@]+"${tags[@]}"} \
       -ldflags "-s -w -X main.buildVersion=$VERSION -X main.buildCommit=$COMMIT ${extld[*]-}" \
       -o "$stage/$exe" ./cmd/mcp-hub
-  cp LICENSE README.md "$stage/"
+  cp LICENSE NOTICE README.md "$stage/"
   touch -d "@$SOURCE_DATE_EPOCH" "$stage"/* "$stage" 2>/dev/null || true
 
   rm -f "$out/$name.tar.gz" "$out/$name.zip"

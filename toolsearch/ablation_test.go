@@ -5,6 +5,13 @@ import (
 	"testing"
 )
 
+// withoutLexicon is the ranking without the WordNet word table.
+func withoutLexicon() params {
+	p := defaultParams
+	p.syn, p.deriv, p.hyper, p.colloc = 0, 0, 0, false
+	return p
+}
+
 // TestAblation prints what each step of the ranking adds, on the shared
 // retrieval sets: the ranking without it, beside the whole. Run it with
 // MCPHUB_EVAL_SEARCH=ablation go test -run TestAblation -v ./toolsearch/.
@@ -19,10 +26,24 @@ func TestAblation(t *testing.T) {
 		gm := goldenEval(t, g, &p)
 		sm := toolEEval(t, s, s.single, &p)
 		mm := toolEEval(t, s, s.multi, &p)
-		t.Logf("%-44s golden R@5 %.3f MRR %.3f | ToolE hit@1 %.3f hit@5 %.3f | multi R@5 %.3f", name, gm.recall[5], gm.mrr, sm.hit[1], sm.hit[5], mm.recall[5])
+		t.Logf("%-44s golden R@5 %.3f MRR %.3f nDCG@10 %.3f | ToolE hit@1 %.4f hit@5 %.4f | multi R@5 %.3f", name, gm.recall[5], gm.mrr, gm.ndcg10, sm.hit[1], sm.hit[5], mm.recall[5])
 	}
 	run("all of it", defaultParams)
-	p := defaultParams
+	p := withoutLexicon()
+	run("without the word table", p)
+	p = defaultParams
+	p.syn = 0
+	run("without synonyms", p)
+	p = defaultParams
+	p.deriv = 0
+	run("without derivations", p)
+	p = defaultParams
+	p.hyper = 0
+	run("without broader words", p)
+	p = defaultParams
+	p.colloc = false
+	run("without collocations", p)
+	p = defaultParams
 	p.server = 0
 	run("without server evidence", p)
 	p = defaultParams
@@ -36,4 +57,65 @@ func TestAblation(t *testing.T) {
 	run("without schema terms", p)
 	p = params{k1: 1.2, weight: [nFields]float64{fName: 1, fDesc: 1, fParamName: 1, fServer: 1}, b: [nFields]float64{0.75, 0.75, 0.75, 0.75, 0.75, 0.75, 0.75}}
 	run("BM25F, k1 1.2, b 0.75, name+desc+params+server", p)
+}
+
+// TestGoldenMisses prints the golden set's queries whose relevant tools
+// are not all in the first 5, with what was found and the words the
+// table added: what to read before changing the ranking. Run it with
+// MCPHUB_EVAL_SEARCH=misses.
+func TestGoldenMisses(t *testing.T) {
+	if os.Getenv("MCPHUB_EVAL_SEARCH") != "misses" {
+		t.Skip("MCPHUB_EVAL_SEARCH=misses runs it")
+	}
+	g := loadGolden(t, dataDir(t))
+	ix := indexOf(t, g.tools, &defaultParams)
+	for _, q := range g.queries {
+		res, _ := ix.Search(q.query, 5)
+		var got, want []string
+		in := 0
+		for _, r := range res {
+			got = append(got, r.Tool)
+			if q.labels[r.Server+":"+r.Tool] > 0 {
+				in++
+			}
+		}
+		for k, r := range q.labels {
+			if r > 0 {
+				want = append(want, k)
+			}
+		}
+		if in == len(want) {
+			continue
+		}
+		var added []string
+		qt, seq := parseQuery(q.query)
+		for _, x := range ix.related(ix.affixes(qt), seq) {
+			if x.from != "" {
+				added = append(added, x.from+"→"+x.term)
+			}
+		}
+		t.Logf("%d/%d %q want %v\n\tgot %v\n\tadded %v", in, len(want), q.query, want, got, added)
+	}
+}
+
+// BenchmarkToolEQueries ranks ToolE's single-tool queries over its 199
+// tools, without and with the word table, in one run.
+func BenchmarkToolEQueries(b *testing.B) {
+	s := loadToolE(b, dataDir(b))
+	noLex := withoutLexicon()
+	for _, v := range []struct {
+		name string
+		p    *params
+	}{{"without-lexicon", &noLex}, {"with-lexicon", &defaultParams}} {
+		ix := indexOf(b, s.tools, v.p)
+		ix.Search("warm up", 5) // the table is read on first use
+		b.Run(v.name, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				ix.Search(s.single[i%len(s.single)].query, 10)
+				i += 7
+			}
+		})
+	}
 }

@@ -339,11 +339,11 @@ func baseline(t testing.TB, dir string) metrics {
 }
 
 // The floors TestRetrievalQuality holds the ranking to: the issue's
-// targets where they are met, a little under today's score where not
-// (ToolE hit@5: 0.647 measured, target 0.65).
+// targets, all met (golden recall@5 0.869, ToolE hit@5 0.656, multi-tool
+// recall@5 0.703 measured).
 const (
 	floorGoldenRecall5 = 0.75
-	floorToolEHit5     = 0.63
+	floorToolEHit5     = 0.65
 	floorMultiRecall5  = 0.55
 )
 

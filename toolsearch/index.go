@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Tool is one tool of one server, as the index takes it.
@@ -69,12 +71,16 @@ type segment struct {
 // Index ranks the tools of a set of servers. It is immutable and safe for
 // concurrent use; [Build] makes a new one when the tools change.
 type Index struct {
-	segs  []*segment
-	base  []int // the number of the first tool of each segment
-	ndocs int
-	avg   [nFields]float64 // mean terms per field per tool
-	savg  [nFields]float64 // mean terms per field per server
-	p     *params
+	// lexWords and lexWordsN remember what the word table holds for
+	// query words (wordLex).
+	lexWords  sync.Map
+	lexWordsN atomic.Int64
+	segs      []*segment
+	base      []int // the number of the first tool of each segment
+	ndocs     int
+	avg       [nFields]float64 // mean terms per field per tool
+	savg      [nFields]float64 // mean terms per field per server
+	p         *params
 	// terms are every term's postings, by segment; words are the terms,
 	// sorted (for affix matching).
 	terms map[string]*termEntry

@@ -20,6 +20,13 @@ type params struct {
 	// letters long ("rent" for "rental"; 0: none).
 	affix    float64
 	affixLen int
+	// syn, deriv and hyper are the weights, as a share of a query word's
+	// own, of the indexed words the embedded WordNet table relates to
+	// it: synonyms in its commonest senses, words derived from it or it
+	// from them, broader words (0: not used). colloc: collocations of the
+	// query ("get rid of") count as words too.
+	syn, deriv, hyper float64
+	colloc            bool
 }
 
 var defaultParams = params{
@@ -29,39 +36,64 @@ var defaultParams = params{
 	server:   0.5,
 	affix:    0.3,
 	affixLen: 3,
+	syn:      0.3,
+	deriv:    0.5,
+	hyper:    0.1,
+	colloc:   true,
 }
 
 // queryTerm is one distinct term of a query.
 type queryTerm struct {
 	term string
-	w    float64 // weight instead of n (affix terms); 0: n
-	from string  // the query word an affix term stands for
+	w    float64 // weight instead of n (affix and related terms); 0: n
+	from string  // the query term an affix or related term stands for
 	n    int     // times in the query
+	// words are the query's words that gave this term (before
+	// stemming), the query's own terms only.
+	words []string
 }
 
 func queryTerms(q string) []queryTerm {
-	var out []queryTerm
+	qt, _ := parseQuery(q)
+	return qt
+}
+
+// parseQuery returns the distinct terms of a query, and its first
+// 2·maxQueryTerms words in order, stop words too (for collocations).
+func parseQuery(q string) (out []queryTerm, seq []string) {
 	at := map[string]int{}
-	terms(q, func(t string) {
+	words(q, func(w string) {
+		if len(seq) < 2*maxQueryTerms {
+			seq = append(seq, w)
+		}
+		if stopWords[w] {
+			return
+		}
+		t := stem(w)
 		if i, ok := at[t]; ok {
 			out[i].n++
+			if len(out[i].words) < 4 && !slices.Contains(out[i].words, w) {
+				out[i].words = append(out[i].words, w)
+			}
 			return
 		}
 		if len(out) == maxQueryTerms {
 			return
 		}
 		at[t] = len(out)
-		out = append(out, queryTerm{term: t, n: 1})
+		out = append(out, queryTerm{term: t, n: 1, words: []string{w}})
 	})
-	return out
+	return out, seq
 }
 
 // maxQueryTerms bounds the distinct words of a query that count (a request
 // in words has far fewer); maxCompletions bounds the words a word typed in
-// part stands for. A query costs at most so much, whatever its length.
+// part stands for, maxRelated the related words of a query word. A query
+// costs at most so much, whatever its length.
 const (
 	maxQueryTerms  = 64
 	maxCompletions = 16
+	maxRelated     = 16
 )
 
 // Search returns the limit best tools for query, best first, and how many
@@ -79,7 +111,7 @@ func (ix *Index) Page(query string, offset, limit int) (results []Result, total 
 		return nil, 0
 	}
 	offset = min(max(offset, 0), ix.ndocs) // past the last tool: nothing
-	qt := queryTerms(query)
+	qt, seq := parseQuery(query)
 	if len(qt) == 0 {
 		total = ix.ndocs
 		i := 0
@@ -95,6 +127,9 @@ func (ix *Index) Page(query string, offset, limit int) (results []Result, total 
 	}
 	if ix.p.affix > 0 {
 		qt = ix.affixes(qt)
+	}
+	if ix.p.syn > 0 || ix.p.deriv > 0 || ix.p.hyper > 0 {
+		qt = ix.related(qt, seq)
 	}
 	buf := ix.score(qt)
 	defer scorePool.Put(buf)

@@ -2,13 +2,10 @@ package toolsearch
 
 import (
 	"strings"
-	"sync"
-	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
-	snowball "github.com/blevesearch/snowballstem"
-	"github.com/blevesearch/snowballstem/english"
+	"github.com/mcp-hub/mcp-hub/toolsearch/internal/stemmer"
 )
 
 // words splits text into lowercase words: at every rune that is not a
@@ -49,39 +46,9 @@ func words(text string, fn func(w string)) {
 	flush(len(text))
 }
 
-// stemCache remembers stems: tool texts repeat their words, and the
-// snowball stemmer costs about a microsecond a word.
-var stemCache sync.Map // string → string
-
-// maxStemCache bounds stemCache; past it, stems are computed each time.
-const maxStemCache = 200_000
-
-var stemN atomic.Int64 // entries of stemCache
-
-// stem returns the English (Porter2) stem of a lowercase word. Words of
-// three runes or fewer and words with digits are kept as they are.
-func stem(w string) string {
-	if len(w) <= 3 {
-		return w
-	}
-	if s, ok := stemCache.Load(w); ok {
-		return s.(string)
-	}
-	for _, r := range w {
-		if unicode.IsDigit(r) {
-			return w
-		}
-	}
-	env := snowball.NewEnv(w)
-	english.Stem(env)
-	s := env.Current()
-	if stemN.Load() < maxStemCache {
-		if _, loaded := stemCache.LoadOrStore(w, s); !loaded {
-			stemN.Add(1)
-		}
-	}
-	return s
-}
+// stem returns the English (Porter2) stem of a lowercase word (see
+// [stemmer.Stem]).
+func stem(w string) string { return stemmer.Stem(w) }
 
 // terms calls fn with the index term of each word of text that is not a
 // stop word.

@@ -3,12 +3,15 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -172,5 +175,50 @@ func TestStatelessServerAsksAnyway(t *testing.T) {
 	}
 	if v := <-header; v != "2026-07-28" {
 		t.Errorf("the answer was posted with MCP-Protocol-Version %q", v)
+	}
+}
+
+// TestRefusedDiscoverIsNotAnEra: an upstream that refuses server/discover
+// for want of authorization (401, 403) has not said it speaks only the
+// session era: the attempt fails with the refusal, and the hub sends no
+// initialize (which go-sdk falls back to on any failure of discover: a
+// stateless-only server refuses it for its missing MCP-Protocol-Version
+// header, hiding the reason, and an OAuth upstream would be authorized a
+// second time; oauth's TestLoginNegotiatesTheEraAfterAuthorizing has a
+// discover whose authorization failed).
+func TestRefusedDiscoverIsNotAnEra(t *testing.T) {
+	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			var mu sync.Mutex
+			var methods []string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var msg struct {
+					Method string `json:"method"`
+				}
+				_ = json.NewDecoder(r.Body).Decode(&msg)
+				mu.Lock()
+				methods = append(methods, msg.Method)
+				mu.Unlock()
+				http.Error(w, `{"error":"no entry"}`, status)
+			}))
+			t.Cleanup(srv.Close)
+			opts := fastOptions(t)
+			opts.Backoff.MaxAttempts = 1
+			m := newManager(t, opts)
+			u, err := m.Add(Spec{Name: "u", URL: srv.URL + "/mcp"}, AddOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := waitState(t, u, 10*time.Second, StateFailed)
+			want := fmt.Sprintf("server/discover refused: HTTP %d %s", status, http.StatusText(status))
+			if !strings.Contains(st.LastError, want) || !strings.Contains(st.LastError, "no entry") {
+				t.Errorf("last error %q, want %q and the server's answer", st.LastError, want)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if slices.Contains(methods, "initialize") || !slices.Contains(methods, "server/discover") {
+				t.Errorf("the upstream got %q, want server/discover and no initialize", methods)
+			}
+		})
 	}
 }

@@ -282,10 +282,19 @@ func (l *streamLink) request(sp *telemetry.Span, msg []byte, m wire.Message) {
 		if ctx.Err() != nil {
 			return
 		}
-		if linkLost(err) {
+		switch {
+		case linkLost(err):
 			l.s.fail(err)
+		case handshakeDiscover(m):
+			l.s.fail(fmt.Errorf("server/discover: %w", err))
 		}
 		l.s.abort(id, err)
+		return
+	}
+	if handshakeDiscover(m) && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		drainClose(resp.Body)
+		l.s.fail(fmt.Errorf("server/discover refused: HTTP %s: %s", resp.Status, l.s.preview(bytes.TrimSpace(body))))
 		return
 	}
 	if resp.StatusCode == http.StatusNotFound && l.hasSession() && !stateless {
@@ -342,6 +351,24 @@ func (l *streamLink) request(sp *telemetry.Span, msg []byte, m wire.Message) {
 			l.deliverBody(body, deliver)
 		}
 	}
+}
+
+// handshakeDiscover reports whether m is go-sdk's server/discover, the
+// first request of the handshake (the hub's own requests carry hub ids).
+// go-sdk falls back to initialize when it fails in any way, which is right
+// for a server that answers but does not speak the stateless era, and wrong
+// when it got no answer or was refused for want of authorization (401, or
+// 403 after the OAuth client did what it could): initialize would then ask
+// for the same authorization again (a second browser tab for a login), and
+// a stateless-only server refuses it for its missing MCP-Protocol-Version
+// header, which hides the reason. Such a failure ends the link instead, and
+// the attempt fails with it.
+func handshakeDiscover(m wire.Message) bool {
+	if m.Method != "server/discover" {
+		return false
+	}
+	_, hub := wire.ParseHubID(m.ID)
+	return !hub
 }
 
 // replayable reports whether sending a message twice is harmless: requests

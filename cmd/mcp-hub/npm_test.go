@@ -84,7 +84,7 @@ func TestNPMPackage(t *testing.T) {
 		}
 		list := strings.Fields(run(t, dist, nil, "tar", "-tzf", archive+".tar.gz"))
 		slices.Sort(list)
-		want := []string{archive + "/", archive + "/LICENSE", archive + "/README.md", archive + "/mcp-hub"}
+		want := []string{archive + "/", archive + "/LICENSE", archive + "/NOTICE", archive + "/README.md", archive + "/mcp-hub"}
 		if !slices.Equal(list, want) {
 			t.Errorf("archive holds %v, want %v", list, want)
 		}
