@@ -25,6 +25,11 @@ type httpOptions struct {
 	MaxMessageBytes int
 	// Wrap, when set, wraps the client's transport (OAuth: see AuthClient).
 	Wrap func(http.RoundTripper) http.RoundTripper
+	// StandardHeaders puts the stateless era's standard headers (Mcp-Method,
+	// Mcp-Name) on the session-era POSTs too: for a session beside a
+	// stateless-era connection to the same server (sessionera.go), whose
+	// transport wants them on every POST.
+	StandardHeaders bool
 }
 
 // ErrSessionMissing is wrapped by the error of a streamable HTTP link whose
@@ -65,7 +70,7 @@ func startHTTP(ctx context.Context, spec *Spec, headers map[string]string, opts 
 		return l, nil
 	}
 	l := &streamLink{url: spec.URL, client: client, static: headers, s: s, logger: opts.Logger, max: opts.MaxMessageBytes, ctx: lctx, cancel: cancel,
-		getReady: make(chan struct{})}
+		getReady: make(chan struct{}), standard: opts.StandardHeaders}
 	s.attach(l)
 	return l, nil
 }
@@ -103,6 +108,8 @@ type streamLink struct {
 
 	closeOnce sync.Once
 	aborted   atomic.Bool // close without the DELETE that ends the session
+
+	standard bool // the standard headers on every POST (httpOptions.StandardHeaders)
 
 	// posts are the stateless-era requests in flight, by raw id: on
 	// streamable HTTP such a request is cancelled by closing its stream.
@@ -178,7 +185,7 @@ func (l *streamLink) post(ctx context.Context, msg []byte, method string, params
 		req.Header.Set("Idempotency-Key", rand.Text())
 	}
 	l.headers(req.Header, version)
-	if era.IsStateless(version) {
+	if era.IsStateless(version) || l.standard {
 		era.Headers(method, params, l.s.paramHeaders, req.Header.Set)
 	}
 	telemetry.FromContext(ctx).SetHeaders(req.Header)

@@ -301,7 +301,9 @@ func (d *sessionEra) refresh(ctx context.Context, level string, version uint64) 
 
 // dial opens the session-era connection: the spec the stateless one was
 // approved with, past the same gate, asking for the newest session-era
-// version.
+// version; its POSTs carry the standard headers (Mcp-Method, Mcp-Name) as
+// the stateless one's do, since the server's transport (and whatever
+// routes on them in front of it) wants them on every POST.
 func (d *sessionEra) dial(ctx context.Context) (*Conn, error) {
 	if g := d.u.m.opts.Gate; g != nil {
 		if err := g(ctx, d.spec); err != nil {
@@ -310,7 +312,7 @@ func (d *sessionEra) dial(ctx context.Context) (*Conn, error) {
 	}
 	spec := d.spec
 	spec.ProtocolVersion = era.Session
-	c, err := d.u.dial(ctx, &spec)
+	c, err := d.u.dialWith(ctx, &spec, true)
 	if err != nil {
 		return nil, err
 	}

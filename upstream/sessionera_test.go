@@ -1,8 +1,14 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -48,7 +54,41 @@ func (t sessionTag) SessionEra() (string, bool) { return t.level, true }
 // tools written against the session era's API do, and the reference SDKs'
 // servers then fail them on a 2026-07-28 request).
 func sessionEraManager(t *testing.T, fixtureArgs ...string) (*Upstream, *askEvents) {
-	url := startHTTPFixture(t, "http", append([]string{"-era", "both", "-conformance", "-session-asks"}, fixtureArgs...)...)
+	u, ev, _ := sessionEraManagerPosts(t, fixtureArgs...)
+	return u, ev
+}
+
+// postRecord is a POST the hub sent: its JSON-RPC method ("" for a
+// response), and its Mcp-Method and Mcp-Session-Id headers.
+type postRecord struct{ method, header, session string }
+
+// sessionEraManagerPosts is sessionEraManager with a proxy in front of the
+// fixture that records every POST.
+func sessionEraManagerPosts(t *testing.T, fixtureArgs ...string) (*Upstream, *askEvents, func() []postRecord) {
+	target, err := url.Parse(startHTTPFixture(t, "http", append([]string{"-era", "both", "-conformance", "-session-asks"}, fixtureArgs...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var posts []postRecord
+	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
+	rp.FlushInterval = -1 // event streams as they come
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			var m struct {
+				Method string `json:"method"`
+			}
+			_ = json.Unmarshal(body, &m)
+			mu.Lock()
+			posts = append(posts, postRecord{m.Method, r.Header.Get("Mcp-Method"), r.Header.Get("Mcp-Session-Id")})
+			mu.Unlock()
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	endpoint := srv.URL + target.Path
 	ev := &askEvents{}
 	opts := fastOptions(t)
 	opts.Events = ev
@@ -56,7 +96,7 @@ func sessionEraManager(t *testing.T, fixtureArgs ...string) (*Upstream, *askEven
 		return &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}}
 	}
 	m := newManager(t, opts)
-	u, err := m.Add(Spec{Name: "dual", URL: url}, AddOptions{})
+	u, err := m.Add(Spec{Name: "dual", URL: endpoint}, AddOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +104,11 @@ func sessionEraManager(t *testing.T, fixtureArgs ...string) (*Upstream, *askEven
 	if !u.Conn().Stateless() {
 		t.Fatalf("negotiated %s with a dual-era server, want the newest", u.Conn().ProtocolVersion())
 	}
-	return u, ev
+	return u, ev, func() []postRecord {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]postRecord(nil), posts...)
+	}
 }
 
 func callTagged(t *testing.T, u *Upstream, tag any, tool, args string) string {
@@ -84,7 +128,7 @@ func callTagged(t *testing.T, u *Upstream, tag any, tool, args string) string {
 // stateless client's call (and the hub's own) stays on the stateless
 // connection, where the tool cannot ask.
 func TestSessionEraClientCalls(t *testing.T) {
-	u, ev := sessionEraManager(t)
+	u, ev, posts := sessionEraManagerPosts(t)
 	main := u.Conn()
 
 	if got := callTagged(t, u, nil, "test_sampling", `{"prompt":"q"}`); !strings.Contains(got, "sampling failed") {
@@ -130,6 +174,21 @@ func TestSessionEraClientCalls(t *testing.T) {
 	ev.mu.Unlock()
 	if n != 2 {
 		t.Errorf("%d log messages, want 2 at debug once the client asked for debug", n)
+	}
+
+	// Every POST of a request or notification carries Mcp-Method, the
+	// session's too: the server's transport wants it on every POST.
+	sessionPosts := 0
+	for _, p := range posts() {
+		if p.session != "" {
+			sessionPosts++
+		}
+		if p.method != "" && p.header != p.method {
+			t.Errorf("POST of %s (session %q) with Mcp-Method %q", p.method, p.session, p.header)
+		}
+	}
+	if sessionPosts == 0 {
+		t.Error("no POST on a session")
 	}
 
 	// It closes with the stateless connection.
