@@ -93,6 +93,7 @@ func sessionEraManagerPosts(t *testing.T, fixtureArgs ...string) (*Upstream, *as
 	opts := fastOptions(t)
 	opts.Events = ev
 	opts.ClientCapabilities = func(*Spec) *mcp.ClientCapabilities {
+		//lint:ignore SA1019 sampling is deprecated in 2026-07-28; the session era, which this is about, has it
 		return &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}}
 	}
 	m := newManager(t, opts)
