@@ -57,6 +57,22 @@ const (
 	metaProtocolVersionKV = `"` + MetaProtocolVersion + `"`
 )
 
+// LogLevels are the levels of notifications/message (the syslog
+// severities of RFC 5424), least severe first: a client that sets one
+// gets the messages at it and at every level after it.
+var LogLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// LogLevelRank returns the index of level in LogLevels, or -1 for a name
+// that is none.
+func LogLevelRank(level string) int {
+	for i, l := range LogLevels {
+		if l == level {
+			return i
+		}
+	}
+	return -1
+}
+
 // Error codes of the stateless era.
 const (
 	CodeHeaderMismatch             = -32020

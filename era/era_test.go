@@ -72,6 +72,19 @@ func TestCompleteKeepsWhatTheServerSaid(t *testing.T) {
 		t.Errorf("input_required changed: %s", out)
 	}
 	mustValid(t, "2026-07-28", "InputRequiredResult", out)
+	// A session-era server's result that asks again (go-sdk hands a
+	// handler's second round to a session-era client as it is) asks a
+	// stateless client too; an empty inputRequests asks nothing.
+	again := []byte(`{"content":[],"inputRequests":{"step2":{"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object","properties":{}}}}},"requestState":"round=2"}`)
+	out, err = Complete("tools/call", again, Cache{})
+	if err != nil || !bytes.HasPrefix(out, []byte(`{"resultType":"input_required",`)) || !InputRequired(out) {
+		t.Errorf("a result with inputRequests: %s %v", out, err)
+	}
+	mustValid(t, "2026-07-28", "InputRequiredResult", out)
+	out, _ = Complete("tools/call", []byte(`{"content":[],"inputRequests":{ }}`), Cache{})
+	if !bytes.HasPrefix(out, []byte(`{"resultType":"complete",`)) {
+		t.Errorf("an empty inputRequests: %s", out)
+	}
 	// An empty result and a scope that is neither public nor private.
 	out, _ = Complete("resources/read", []byte(`{}`), Cache{TTLMs: -4, Scope: "shared"})
 	if string(out) != `{"resultType":"complete","ttlMs":0,"cacheScope":"private"}` {
@@ -312,5 +325,16 @@ func TestResponseDropsTheHopsMeta(t *testing.T) {
 	plain := []byte(`{"content":[]}`)
 	if out := Response(plain); &out[0] != &plain[0] {
 		t.Error("a result without reserved keys was copied")
+	}
+}
+
+func TestLogLevelRank(t *testing.T) {
+	if LogLevelRank("debug") != 0 || LogLevelRank("emergency") != 7 || LogLevelRank("warning") <= LogLevelRank("notice") {
+		t.Errorf("ranks: debug %d, emergency %d", LogLevelRank("debug"), LogLevelRank("emergency"))
+	}
+	for _, bad := range []string{"", "Debug", "verbose"} {
+		if LogLevelRank(bad) != -1 {
+			t.Errorf("LogLevelRank(%q) = %d", bad, LogLevelRank(bad))
+		}
 	}
 }

@@ -43,8 +43,11 @@ func Cacheable(method string) bool {
 }
 
 // Complete returns result completed for a stateless-era client: a
-// resultType ("complete" when missing: a session-era server's results have
-// none), and for a cacheable method ttlMs and cacheScope from c when
+// resultType when missing (a session-era server's results have none):
+// "complete", or "input_required" for a result that lists inputRequests
+// (a dual-era SDK's handler asking again after the round it fulfilled
+// with requests of its own: go-sdk hands that to a session-era client as
+// it is), and for a cacheable method ttlMs and cacheScope from c when
 // missing. What the result already says is kept (an input_required result
 // passes as it is), and the result's other members keep their bytes and
 // order. When nothing is missing, result itself is returned: no copy.
@@ -57,9 +60,11 @@ func Complete(method string, result []byte, c Cache) ([]byte, error) {
 		return result, nil // not an object: nothing a client could read anyway
 	}
 	cacheable := Cacheable(method)
-	var hasType, hasTTL, hasScope bool
-	err := wire.Members(r, func(k, _ []byte) error {
+	var hasType, hasTTL, hasScope, asks bool
+	err := wire.Members(r, func(k, v []byte) error {
 		switch string(k) {
+		case "inputRequests":
+			asks = len(v) > 2 && v[0] == '{' && len(wire.TrimSpace(v[1:len(v)-1])) > 0
 		case "resultType":
 			hasType = true
 		case "ttlMs":
@@ -76,7 +81,10 @@ func Complete(method string, result []byte, c Cache) ([]byte, error) {
 		return result, nil
 	}
 	add := make([]byte, 0, 64)
-	if !hasType {
+	switch {
+	case !hasType && asks:
+		add = append(add, `"resultType":"input_required",`...)
+	case !hasType:
 		add = append(add, `"resultType":"complete",`...)
 	}
 	if cacheable && !hasTTL {

@@ -71,6 +71,17 @@ func (r *callRef) EraClient(c *upstream.Conn) *era.Client {
 	return &cl
 }
 
+// SessionEra implements upstream.SessionClient: a session-era client's
+// calls to an upstream that speaks both eras go over a session-era
+// connection, where the upstream may ask that client as it would asked
+// directly (upstream/sessionera.go).
+func (r *callRef) SessionEra() (logLevel string, ok bool) {
+	if r.s.stateless != nil {
+		return "", false
+	}
+	return r.s.wantedLogLevel(), true
+}
+
 // eraCaps returns what an upstream may ask the session's client for: what
 // the client declared, less what the hub's policy keeps that upstream from
 // asking.

@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/mcp-hub/mcp-hub/internal/sse"
 )
 
 // httpSession is one client session over streamable HTTP or legacy SSE.
@@ -26,7 +28,7 @@ type httpSession struct {
 	pending    map[string]*postWait
 	stream     *sseStream           // the standalone GET stream (or the legacy stream)
 	backlog    [][]byte             // messages waiting for a stream
-	glog       *eventLog            // the standalone stream's numbered events, for a resume
+	glog       *sse.Log             // the standalone stream's numbered events, for a resume
 	streams    map[string]*postWait // POST answers that are event streams, by stream name (resume.go)
 	streamSeq  uint64
 	active     int // requests being handled (see begin)
@@ -40,12 +42,13 @@ const maxBacklog = 256
 // postWait is a POST waiting for its response, and for the messages that
 // belong to its request.
 type postWait struct {
+	hs     *httpSession
 	events chan []byte // related notifications and requests (dropped when full)
 	final  chan []byte // the response
 	// log numbers the events once the answer is an event stream; attached
 	// says a response is writing them (the POST's, or a resuming GET's).
 	// Guarded by the session's mu.
-	log      *eventLog
+	log      *sse.Log
 	attached bool
 }
 

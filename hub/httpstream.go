@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/era"
+	"github.com/mcp-hub/mcp-hub/internal/sse"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -155,7 +156,7 @@ func (f *httpFront) streamablePost(w http.ResponseWriter, r *http.Request, sid s
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	p := &postWait{events: make(chan []byte, 64), final: make(chan []byte, 1), attached: true}
+	p := &postWait{hs: hs, events: make(chan []byte, 64), final: make(chan []byte, 1), attached: true}
 	key := canonicalID(m.ID)
 	hs.mu.Lock()
 	if _, dup := hs.pending[key]; dup {
@@ -188,8 +189,8 @@ func (f *httpFront) awaitResponse(w http.ResponseWriter, r *http.Request, hs *ht
 		hs.mu.Unlock()
 		hs.touch()
 	}()
-	ev := &eventWriter{w: w, hs: hs, p: p}
-	event, flush := ev.event, ev.flush
+	ev := &sse.Answer{W: w, RetryMs: retryMs, Logs: p}
+	event, flush := ev.Event, ev.Flush
 	for {
 		select {
 		case msg := <-p.events:
@@ -197,12 +198,12 @@ func (f *httpFront) awaitResponse(w http.ResponseWriter, r *http.Request, hs *ht
 			flush()
 		case data, ok := <-p.final:
 			if !ok {
-				if !ev.streaming {
+				if !ev.Streaming() {
 					rpcHTTPError(w, http.StatusNotFound, "the session closed")
 				}
 				return
 			}
-			if ev.final(p.events, data) {
+			if ev.Final(p.events, data) {
 				hs.streamDone(p)
 				return
 			}
@@ -216,87 +217,10 @@ func (f *httpFront) awaitResponse(w http.ResponseWriter, r *http.Request, hs *ht
 			// disconnect is not a cancellation). An answer that was an
 			// event stream is kept for a resume (GET with Last-Event-ID);
 			// otherwise the response is dropped.
-			detached = ev.streaming
+			detached = ev.Streaming()
 			return
 		}
 	}
-}
-
-// eventWriter answers a POST as JSON until a message must go before the
-// answer: then the response turns into an event stream.
-type eventWriter struct {
-	w         http.ResponseWriter
-	flusher   http.Flusher
-	streaming bool // the response is an event stream
-	// log numbers the events of a resumable stream (a session-era POST's
-	// answer, see resume.go); a POST (hs, p) registers its stream when the
-	// answer turns into one. All nil: events carry no id.
-	log *eventLog
-	hs  *httpSession
-	p   *postWait
-}
-
-// start turns the response into an event stream, with a priming event
-// when asked and the stream is resumable.
-func (e *eventWriter) start(priming bool) {
-	e.streaming = true
-	e.w.Header().Set("Content-Type", "text/event-stream")
-	e.w.Header().Set("Cache-Control", "no-cache")
-	e.w.WriteHeader(http.StatusOK)
-	e.flusher, _ = e.w.(http.Flusher)
-	if priming && e.log != nil {
-		writePriming(e.w, e.log.primingID())
-	}
-}
-
-// event writes a message as an SSE event, turning the response into an
-// event stream first.
-func (e *eventWriter) event(data []byte) {
-	if !e.streaming {
-		if e.p != nil {
-			e.log = e.hs.streamFor(e.p)
-		}
-		e.start(true)
-	}
-	if e.log != nil {
-		writeEventID(e.w, e.log.add(data), data)
-		return
-	}
-	writeEvent(e.w, data)
-}
-
-// final writes the response after the messages queued before it: as the
-// last event when the answer is an event stream (it reports true), else
-// it leaves the response to the caller (false).
-func (e *eventWriter) final(events <-chan []byte, data []byte) bool {
-	for drained := false; !drained; {
-		select {
-		case msg := <-events:
-			e.event(msg)
-		default:
-			drained = true
-		}
-	}
-	if !e.streaming {
-		return false
-	}
-	e.event(data)
-	e.flush()
-	return true
-}
-
-func (e *eventWriter) flush() {
-	if e.flusher != nil {
-		e.flusher.Flush()
-	}
-}
-
-func writeEvent(w io.Writer, data []byte) {
-	buf := make([]byte, 0, len(data)+24)
-	buf = append(buf, "event: message\ndata: "...)
-	buf = append(buf, data...)
-	buf = append(buf, "\n\n"...)
-	_, _ = w.Write(buf)
 }
 
 // streamableGet opens the standalone stream of server-initiated messages.
@@ -330,7 +254,7 @@ func (f *httpFront) streamableGet(w http.ResponseWriter, r *http.Request, sid st
 	backlog := hs.backlog
 	hs.backlog = nil
 	if hs.glog == nil {
-		hs.glog = &eventLog{name: standaloneStream}
+		hs.glog = sse.NewLog(standaloneStream)
 	}
 	hs.mu.Unlock()
 	defer func() {
@@ -342,10 +266,10 @@ func (f *httpFront) streamableGet(w http.ResponseWriter, r *http.Request, sid st
 		hs.mu.Unlock()
 	}()
 	var replay [][]byte
-	if stream, n, ok := parseEventID(lastID); ok && stream == standaloneStream {
+	if stream, n, ok := sse.ParseID(lastID); ok && stream == standaloneStream {
 		// What the client missed on its last standalone stream, then
 		// what waited for it.
-		_, replay = hs.glog.after(n)
+		_, replay = hs.glog.After(n)
 	}
 	f.pumpStream(w, r, hs, st, append(replay, backlog...), nil)
 }
@@ -365,12 +289,12 @@ func (f *httpFront) pumpStream(w http.ResponseWriter, r *http.Request, hs *httpS
 	if first != nil {
 		first(w)
 	}
-	writeEvent := writeEvent
+	writeEvent := sse.WriteEvent
 	if !hs.legacy && hs.glog != nil {
 		// A streamable session's standalone stream: numbered, so a
 		// client can resume it.
-		writePriming(w, hs.glog.primingID())
-		writeEvent = func(w io.Writer, data []byte) { writeEventID(w, hs.glog.add(data), data) }
+		sse.WritePriming(w, hs.glog.PrimingID(), retryMs)
+		writeEvent = func(w io.Writer, data []byte) { sse.WriteEventID(w, hs.glog.Add(data), data) }
 	}
 	for _, b := range backlog {
 		writeEvent(w, b)

@@ -1,15 +1,15 @@
 package hub
 
 import (
-	"io"
 	"net/http"
 	"strconv"
-	"strings"
-	"sync"
+
+	"github.com/mcp-hub/mcp-hub/internal/sse"
 )
 
 // Resumable event streams of the session era's streamable HTTP (SEP-1699;
-// the stateless era has none). Every event the hub writes on a session's
+// the stateless era has none; package sse writes them and keeps their
+// logs). Every event the hub writes on a session's
 // streams carries an id, "<stream>:<n>"; a stream opens with a priming
 // event (an id, the retry delay, no data), so a client whose connection
 // breaks knows where it was and when to come back. It comes back with a
@@ -22,96 +22,21 @@ import (
 // retryMs is the reconnection delay the hub's priming events ask for.
 const retryMs = 1000
 
-// maxReplay bounds the events a stream keeps for a resume.
-const maxReplay = 256
-
 // standaloneStream names the session's standalone GET stream in event ids.
 const standaloneStream = "g"
 
-// loggedEvent is an event written on a stream, kept for a resume.
-type loggedEvent struct {
-	seq  uint64
-	data []byte
-}
-
-// eventLog is what a stream wrote, numbered, the last maxReplay kept.
-type eventLog struct {
-	mu   sync.Mutex
-	name string
-	seq  uint64
-	log  []loggedEvent
-}
-
-// add numbers data and keeps it; it returns the event's id.
-func (l *eventLog) add(data []byte) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.seq++
-	if len(l.log) == maxReplay {
-		l.log = append(l.log[:0], l.log[1:]...)
-	}
-	l.log = append(l.log, loggedEvent{seq: l.seq, data: data})
-	return l.name + ":" + strconv.FormatUint(l.seq, 10)
-}
-
-// primingID is the id of a priming event: the stream's current position.
-func (l *eventLog) primingID() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.name + ":" + strconv.FormatUint(l.seq, 10)
-}
-
-// after returns the kept events numbered after n, with their ids.
-func (l *eventLog) after(n uint64) (ids []string, data [][]byte) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, e := range l.log {
-		if e.seq > n {
-			ids = append(ids, l.name+":"+strconv.FormatUint(e.seq, 10))
-			data = append(data, e.data)
-		}
-	}
-	return ids, data
-}
-
-// parseEventID splits an event id the hub made into its stream and number.
-func parseEventID(id string) (stream string, n uint64, ok bool) {
-	stream, num, found := strings.Cut(id, ":")
-	if !found || stream == "" {
-		return "", 0, false
-	}
-	n, err := strconv.ParseUint(num, 10, 64)
-	return stream, n, err == nil
-}
-
-// writePriming writes a priming event: the stream's position and the
-// retry delay, no data.
-func writePriming(w io.Writer, id string) {
-	_, _ = io.WriteString(w, "id: "+id+"\nretry: "+strconv.Itoa(retryMs)+"\ndata: \n\n")
-}
-
-// writeEventID writes a message as an SSE event with an id.
-func writeEventID(w io.Writer, id string, data []byte) {
-	buf := make([]byte, 0, len(data)+len(id)+32)
-	buf = append(buf, "id: "...)
-	buf = append(buf, id...)
-	buf = append(buf, "\nevent: message\ndata: "...)
-	buf = append(buf, data...)
-	buf = append(buf, "\n\n"...)
-	_, _ = w.Write(buf)
-}
-
-// streamFor registers the event stream a POST's answer turned into and
-// returns its log.
-func (hs *httpSession) streamFor(p *postWait) *eventLog {
+// NewLog implements sse.Logs: it registers the event stream a POST's
+// answer turned into and returns its log.
+func (p *postWait) NewLog() *sse.Log {
+	hs := p.hs
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	hs.streamSeq++
-	p.log = &eventLog{name: "r" + strconv.FormatUint(hs.streamSeq, 10)}
+	p.log = sse.NewLog("r" + strconv.FormatUint(hs.streamSeq, 10))
 	if hs.streams == nil {
 		hs.streams = map[string]*postWait{}
 	}
-	hs.streams[p.log.name] = p
+	hs.streams[p.log.Name()] = p
 	return p.log
 }
 
@@ -121,7 +46,7 @@ func (hs *httpSession) streamDone(p *postWait) {
 		return
 	}
 	hs.mu.Lock()
-	delete(hs.streams, p.log.name)
+	delete(hs.streams, p.log.Name())
 	hs.mu.Unlock()
 }
 
@@ -131,7 +56,7 @@ func (hs *httpSession) streamDone(p *postWait) {
 // names no stream the hub can resume (the caller opens a plain standalone
 // stream).
 func (f *httpFront) resume(w http.ResponseWriter, r *http.Request, hs *httpSession, lastID string) bool {
-	stream, n, ok := parseEventID(lastID)
+	stream, n, ok := sse.ParseID(lastID)
 	if !ok || stream == standaloneStream {
 		return false
 	}
@@ -150,13 +75,13 @@ func (f *httpFront) resume(w http.ResponseWriter, r *http.Request, hs *httpSessi
 		rpcHTTPError(w, http.StatusConflict, "that stream is still open")
 		return true
 	}
-	ev := &eventWriter{w: w, log: p.log}
-	ev.start(false)
-	ids, data := p.log.after(n)
+	ev := &sse.Answer{W: w, Log: p.log, RetryMs: retryMs}
+	ev.Start(false)
+	ids, data := p.log.After(n)
 	for i := range ids {
-		writeEventID(w, ids[i], data[i])
+		sse.WriteEventID(w, ids[i], data[i])
 	}
-	ev.flush()
+	ev.Flush()
 	f.pumpAnswer(w, r, hs, p, ev)
 	return true
 }
@@ -164,7 +89,7 @@ func (f *httpFront) resume(w http.ResponseWriter, r *http.Request, hs *httpSessi
 // pumpAnswer writes a POST's events and then its answer on ev until the
 // answer is written (true) or the client goes away (false: the stream is
 // kept for another resume).
-func (f *httpFront) pumpAnswer(w http.ResponseWriter, r *http.Request, hs *httpSession, p *postWait, ev *eventWriter) bool {
+func (f *httpFront) pumpAnswer(w http.ResponseWriter, r *http.Request, hs *httpSession, p *postWait, ev *sse.Answer) bool {
 	defer func() {
 		hs.mu.Lock()
 		p.attached = false
@@ -173,13 +98,13 @@ func (f *httpFront) pumpAnswer(w http.ResponseWriter, r *http.Request, hs *httpS
 	for {
 		select {
 		case msg := <-p.events:
-			ev.event(msg)
-			ev.flush()
+			ev.Event(msg)
+			ev.Flush()
 		case data, ok := <-p.final:
 			if !ok {
 				return true // the session closed
 			}
-			ev.final(p.events, data)
+			ev.Final(p.events, data)
 			hs.streamDone(p)
 			return true
 		case <-r.Context().Done():

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-hub/mcp-hub/era"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
 	"github.com/mcp-hub/mcp-hub/telemetry"
 	"github.com/mcp-hub/mcp-hub/upstream"
@@ -385,13 +386,18 @@ func (s *session) cancelAsk(params []byte) bool {
 	return true
 }
 
-// Log levels of notifications/message, least severe first.
-var logLevels = map[string]int32{
-	"debug": 0, "info": 1, "notice": 2, "warning": 3, "error": 4, "critical": 5, "alert": 6, "emergency": 7,
-}
+// logLevels ranks the levels of notifications/message, least severe first
+// (era.LogLevels).
+var logLevels = func() map[string]int32 {
+	m := make(map[string]int32, len(era.LogLevels))
+	for i, l := range era.LogLevels {
+		m[l] = int32(i)
+	}
+	return m
+}()
 
 // levelNames is logLevels inverted.
-var levelNames = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+var levelNames = era.LogLevels
 
 // noLevel is a session's level before it sets one: it gets no upstream log
 // messages.

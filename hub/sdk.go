@@ -243,7 +243,7 @@ func (s *session) renumberSubscription(req *jsonrpc.Request) {
 	if c == nil {
 		return
 	}
-	if p, err := wire.SetParamsMeta(req.Params, []wire.Member{{Key: mcp.MetaKeySubscriptionID, Value: c.id}}); err == nil {
+	if p, err := wire.EditMeta(req.Params, []wire.Member{{Key: mcp.MetaKeySubscriptionID, Value: c.id}}, nil); err == nil {
 		req.Params = p
 	}
 }

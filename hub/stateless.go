@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-hub/mcp-hub/era"
+	"github.com/mcp-hub/mcp-hub/internal/sse"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
 	"github.com/mcp-hub/mcp-hub/telemetry"
 	"github.com/mcp-hub/mcp-hub/upstream"
@@ -384,8 +385,8 @@ func (f *httpFront) checkParamHeaders(hdr http.Header, tool string, params []byt
 // found: 404; invalid params, unsupported version, missing capability:
 // 400) gets it when the answer is not streamed.
 func (f *httpFront) awaitStateless(w http.ResponseWriter, r *http.Request, out *statelessOut) {
-	ev := &eventWriter{w: w}
-	event, flush := ev.event, ev.flush
+	ev := &sse.Answer{W: w}
+	event, flush := ev.Event, ev.Flush
 	tick := time.NewTicker(f.opts.KeepAlive)
 	defer tick.Stop()
 	for {
@@ -395,20 +396,20 @@ func (f *httpFront) awaitStateless(w http.ResponseWriter, r *http.Request, out *
 			flush()
 		case data := <-out.final:
 			data = f.h.completeAnswer(out.method, data)
-			if ev.final(out.events, data) {
+			if ev.Final(out.events, data) {
 				return
 			}
 			writeJSON(w, era.Status(data), data)
 			return
 		case <-tick.C:
-			if ev.streaming {
+			if ev.Streaming() {
 				_, _ = w.Write([]byte(": keep-alive\n\n"))
 				flush()
 			}
 		case <-r.Context().Done():
 			return
 		case <-f.h.stop:
-			if !ev.streaming {
+			if !ev.Streaming() {
 				rpcHTTPError(w, http.StatusServiceUnavailable, "the hub is shutting down")
 			}
 			return

@@ -108,7 +108,7 @@ func appendTraceparent(dst []byte, sc trace.SpanContext) []byte {
 }
 
 // Meta appends to dst the members a request sent under s carries in its
-// params._meta (see [wire.SetParamsMeta]): traceparent naming s,
+// params._meta (see [wire.EditMeta]): traceparent naming s,
 // tracestate (removed when the trace has none) and the baggage the trace
 // came with (left as it is when there is none). It returns dst unchanged
 // for a nil s.
@@ -140,7 +140,7 @@ func (s *Span) InjectMeta(params []byte) ([]byte, error) {
 		return params, nil
 	}
 	var buf [3]wire.Member
-	return wire.SetParamsMeta(params, s.Meta(buf[:0]))
+	return wire.EditMeta(params, s.Meta(buf[:0]), nil)
 }
 
 // SetHeaders sets the W3C headers of a request sent under s: traceparent,

@@ -63,6 +63,9 @@ type Conn struct {
 	init    *mcp.InitializeResult
 	era     connEra
 	listens listens
+	// dual is the session-era connection beside a stateless-era one to a
+	// server that may speak both eras (sessionera.go), or nil.
+	dual *sessionEra
 
 	nextID atomic.Uint64
 
@@ -72,6 +75,7 @@ type Conn struct {
 
 	done      chan struct{}
 	closeOnce sync.Once
+	forbidden sync.Once // logs the first request a stateless-era server should not have sent
 	sdkIn     chan jsonrpc.Message
 	badLines  rateLimiter
 }
@@ -376,6 +380,12 @@ func (c *Conn) receive(msg []byte, origin []byte) []byte {
 			c.events.Notification(c, m.Method, m.Params, origin)
 		}
 	default: // a request
+		if c.era.stateless && origin != nil {
+			c.forbidden.Do(func() {
+				c.logger.Info("upstream sent a request of its own on a response stream, which its protocol version forbids (a server asks with input_required there); routed as in the session era, and its answer posted back",
+					"method", m.Method, "version", c.ProtocolVersion())
+			})
+		}
 		if m.Method == "ping" {
 			_ = c.Respond(context.Background(), m.ID, []byte(`{}`), nil)
 			return nil
@@ -482,6 +492,9 @@ func (c *Conn) closeNow() { c.shutdown(true) }
 
 func (c *Conn) shutdown(hurry bool) {
 	c.closeOnce.Do(func() {
+		if c.dual != nil {
+			c.dual.close()
+		}
 		c.fail(ErrClosed)
 		if hurry {
 			c.link.abort()

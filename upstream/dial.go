@@ -33,6 +33,12 @@ const DefaultProtocolVersion = era.Stateless
 // live Conn or an error that says what went wrong in terms a person can act
 // on (the process exited, initialize timed out, …).
 func (u *Upstream) dial(ctx context.Context, spec *Spec) (*Conn, error) {
+	return u.dialWith(ctx, spec, false)
+}
+
+// dialWith is dial; standardHeaders puts the stateless era's standard
+// headers on a session-era HTTP connection's POSTs too (httpOptions).
+func (u *Upstream) dialWith(ctx context.Context, spec *Spec, standardHeaders bool) (*Conn, error) {
 	m := u.m
 	c := newConn(spec.Name, u.logger, u)
 	c.secret = u.secret
@@ -82,6 +88,7 @@ func (u *Upstream) dial(ctx context.Context, spec *Spec) (*Conn, error) {
 			Logger:          u.logger,
 			MaxMessageBytes: m.opts.MaxMessageBytes,
 			Wrap:            wrap,
+			StandardHeaders: standardHeaders,
 		}, c)
 		cancel()
 		if err != nil {
@@ -153,6 +160,7 @@ func (u *Upstream) dial(ctx context.Context, spec *Spec) (*Conn, error) {
 	c.init = cs.InitializeResult()
 	info, _ := json.Marshal(mcp.Implementation{Name: m.opts.ClientName, Version: m.opts.ClientVersion})
 	c.setEra(c.init.ProtocolVersion, info)
+	c.dual = newSessionEra(u, spec, c)
 	return c, nil
 }
 

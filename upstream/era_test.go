@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -92,6 +94,87 @@ func TestResumedStreamDeliversReply(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	if after := runtime.NumGoroutine(); after > before+2 {
 		t.Errorf("goroutines %d → %d after 3 resumed calls: resumed streams linger", before, after)
+	}
+}
+
+// lenientServer is a 2026-07-28-only server that breaks the revision's
+// rule: its tool asks the client with a sampling request on the call's
+// response stream, and takes the answer from a POST of its own (checking
+// the version header first, as a 2026-07-28 server checks every POST).
+func lenientServer(t *testing.T) (url string, answerHeader <-chan string) {
+	answers := make(chan []byte, 1)
+	headers := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Result json.RawMessage `json:"result"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		if r.Method != http.MethodPost || json.Unmarshal(body, &m) != nil {
+			http.Error(w, "no", http.StatusMethodNotAllowed)
+			return
+		}
+		v := r.Header.Get("Mcp-Protocol-Version")
+		if v != "2026-07-28" {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32020,"message":"Missing MCP-Protocol-Version header"}}`))
+			return
+		}
+		reply := func(result string) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + result + `}`))
+		}
+		switch m.Method {
+		case "server/discover":
+			reply(`{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"resultType":"complete","ttlMs":0,"cacheScope":"private"}`)
+		case "tools/list":
+			reply(`{"tools":[{"name":"ask","inputSchema":{"type":"object"}}],"resultType":"complete","ttlMs":0,"cacheScope":"private"}`)
+		case "tools/call":
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, "event: message\ndata: "+`{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"q"}}],"maxTokens":9}}`+"\n\n")
+			w.(http.Flusher).Flush()
+			select {
+			case a := <-answers:
+				_, _ = io.WriteString(w, "event: message\ndata: "+`{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[{"type":"text","text":`+strconv.Quote("answered "+string(a))+`}],"resultType":"complete"}}`+"\n\n")
+			case <-r.Context().Done():
+			}
+		case "":
+			headers <- v
+			answers <- m.Result
+			w.WriteHeader(http.StatusAccepted)
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32601,"message":"Method not found"}}`))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, headers
+}
+
+// TestStatelessServerAsksAnyway: a 2026-07-28 server that sends a request
+// of its own on a call's response stream (which the revision forbids) is
+// still served: the request reaches the client side, and the answer goes
+// back as a 2026-07-28 POST, which such a server can take.
+func TestStatelessServerAsksAnyway(t *testing.T) {
+	url, header := lenientServer(t)
+	ev := &askEvents{}
+	opts := fastOptions(t)
+	opts.Events = ev
+	m := newManager(t, opts)
+	u, err := m.Add(Spec{Name: "lenient", URL: url}, AddOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, u, 10*time.Second, StateConnected)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := u.Call(ctx, "tools/call", []byte(`{"name":"ask","arguments":{}}`))
+	if err != nil || !strings.Contains(string(r.Result), "forty-two") {
+		t.Fatalf("call = %s %s %v, want the answer the server got back", r.Result, r.Error, err)
+	}
+	if v := <-header; v != "2026-07-28" {
+		t.Errorf("the answer was posted with MCP-Protocol-Version %q", v)
 	}
 }
 

@@ -25,6 +25,11 @@ type httpOptions struct {
 	MaxMessageBytes int
 	// Wrap, when set, wraps the client's transport (OAuth: see AuthClient).
 	Wrap func(http.RoundTripper) http.RoundTripper
+	// StandardHeaders puts the stateless era's standard headers (Mcp-Method,
+	// Mcp-Name) on the session-era POSTs too: for a session beside a
+	// stateless-era connection to the same server (sessionera.go), whose
+	// transport wants them on every POST.
+	StandardHeaders bool
 }
 
 // ErrSessionMissing is wrapped by the error of a streamable HTTP link whose
@@ -65,7 +70,7 @@ func startHTTP(ctx context.Context, spec *Spec, headers map[string]string, opts 
 		return l, nil
 	}
 	l := &streamLink{url: spec.URL, client: client, static: headers, s: s, logger: opts.Logger, max: opts.MaxMessageBytes, ctx: lctx, cancel: cancel,
-		getReady: make(chan struct{})}
+		getReady: make(chan struct{}), standard: opts.StandardHeaders}
 	s.attach(l)
 	return l, nil
 }
@@ -103,6 +108,8 @@ type streamLink struct {
 
 	closeOnce sync.Once
 	aborted   atomic.Bool // close without the DELETE that ends the session
+
+	standard bool // the standard headers on every POST (httpOptions.StandardHeaders)
 
 	// posts are the stateless-era requests in flight, by raw id: on
 	// streamable HTTP such a request is cancelled by closing its stream.
@@ -178,7 +185,7 @@ func (l *streamLink) post(ctx context.Context, msg []byte, method string, params
 		req.Header.Set("Idempotency-Key", rand.Text())
 	}
 	l.headers(req.Header, version)
-	if era.IsStateless(version) {
+	if era.IsStateless(version) || l.standard {
 		era.Headers(method, params, l.s.paramHeaders, req.Header.Set)
 	}
 	telemetry.FromContext(ctx).SetHeaders(req.Header)
@@ -208,7 +215,16 @@ func (l *streamLink) send(ctx context.Context, msg []byte) error {
 	}
 	ctx, done := linkCtx(ctx, l.ctx)
 	defer done()
-	resp, err := l.post(ctx, msg, m.Method, m.Params, era.RequestVersion(m.Params))
+	version := era.RequestVersion(m.Params)
+	if version == "" && m.IsResponse() && l.s.Stateless() {
+		// The answer to a request the server sent on a response stream,
+		// which the stateless era forbids (it asks with input_required)
+		// and so leaves no way to answer: posted as a stateless-era
+		// message, with the version header such a server checks first,
+		// for a server lenient enough to take it.
+		version = l.s.ProtocolVersion()
+	}
+	resp, err := l.post(ctx, msg, m.Method, m.Params, version)
 	if err != nil {
 		if linkLost(err) {
 			l.s.fail(err)

@@ -26,7 +26,7 @@ import (
 // (batched to an exporter that drops it), its context spliced into
 // params._meta, the W3C headers on the POST.
 func BenchmarkHTTPCall(b *testing.B) {
-	for _, reply := range []string{"sse", "json", "sse/traced", "stateless"} {
+	for _, reply := range []string{"sse", "json", "sse/traced", "stateless", "both/session-client"} {
 		b.Run(reply, func(b *testing.B) {
 			var tr *telemetry.Tracer
 			if reply == "sse/traced" {
@@ -40,6 +40,11 @@ func BenchmarkHTTPCall(b *testing.B) {
 			case "stateless":
 				// 2026-07-28: per-request _meta and headers, a POST per call.
 				args = append(args, "-era", "stateless")
+			case "both/session-client":
+				// A session-era client's calls to a server that speaks
+				// both eras: on the session-era connection beside the
+				// stateless one (sessionera.go).
+				args = append(args, "-era", "both")
 			}
 			url := startHTTPFixture(b, "http", args...)
 			m := NewManager(&Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), InitTimeout: 10 * time.Second})
@@ -50,6 +55,9 @@ func BenchmarkHTTPCall(b *testing.B) {
 			}
 			params := []byte(`{"name":"echo","arguments":{"msg":"hello"}}`)
 			ctx := context.Background()
+			if reply == "both/session-client" {
+				ctx = WithTag(ctx, sessionTag{})
+			}
 			deadline := time.Now().Add(10 * time.Second)
 			for u.Status().State != StateConnected {
 				if time.Now().After(deadline) {

@@ -54,6 +54,10 @@ type sink interface {
 	// line or an error: scrubbed of the upstream's secret values, masked
 	// by redact's rules and cut short.
 	preview(b []byte) string
+	// Stateless reports whether the connection speaks the stateless era,
+	// and ProtocolVersion which version it negotiated.
+	Stateless() bool
+	ProtocolVersion() string
 	// paramHeaders returns the x-mcp-header annotations of a tool (the
 	// HTTP link mirrors its arguments into headers), or nil.
 	paramHeaders(tool string) []era.ParamHeader

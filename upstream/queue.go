@@ -168,9 +168,11 @@ func (u *Upstream) dispatch() {
 func (u *Upstream) startQueued(q *queued) {
 	left := q.timeout - time.Since(q.since)
 	if conn := u.conn.Load(); conn != nil && conn.Err() == nil && left > 0 {
-		if cancel, err := u.start(conn, q.method, q.params, left, q.tag, q.done); err == nil {
-			q.started(cancel)
-			return
+		if conn, ok := u.connFor(conn, q.method, q.params, q.tag); ok {
+			if cancel, err := u.start(conn, q.method, q.params, left, q.tag, q.done); err == nil {
+				q.started(cancel)
+				return
+			}
 		}
 	}
 	u.release()

@@ -211,12 +211,13 @@ func (u *Upstream) Call(ctx context.Context, method string, params []byte) (Repl
 		}
 	}
 	defer u.release()
+	conn = u.eraConn(ctx, conn, method, params)
 	r, err := conn.Call(ctx, method, params)
 	if errors.Is(err, ErrSessionMissing) {
 		// The upstream forgot the session and refused the request unrun:
 		// retry it once on the new session.
 		telemetry.FromContext(ctx).Retry("session expired")
-		if conn, err = u.readyAfter(ctx, conn); err == nil {
+		if conn, err = u.retryConn(ctx, conn, method, params); err == nil {
 			r, err = conn.Call(ctx, method, params)
 		}
 	}
@@ -241,6 +242,9 @@ func (u *Upstream) TryStartTag(method string, params []byte, tag any, done func(
 	conn := u.conn.Load()
 	if conn == nil || conn.Err() != nil || u.withheld.Load() != nil {
 		return nil, false // an instance that withholds anything: Call checks
+	}
+	if conn, ok = u.connFor(conn, method, params, tag); !ok {
+		return nil, false // the session-era connection needs work: Call does it
 	}
 	u.lastUse.Store(time.Now().UnixNano())
 	timeout := u.m.opts.CallTimeout
@@ -274,7 +278,7 @@ func (u *Upstream) start(conn *Conn, method string, params []byte, timeout time.
 			go func() {
 				ctx, stop := context.WithTimeout(telemetry.ContextWith(WithTag(context.Background(), tag), sp), timeout)
 				defer stop()
-				if c, rerr := u.readyAfter(ctx, conn); rerr == nil {
+				if c, rerr := u.retryConn(ctx, conn, method, params); rerr == nil {
 					r, err = c.Call(ctx, method, params)
 				}
 				done(r, err)
@@ -394,21 +398,22 @@ func (u *Upstream) readyTraced(ctx context.Context) (*Conn, error) {
 	return c, err
 }
 
-// readyAfter is ready for the retry of a request old refused unrun: the
-// refusal reaches the caller a moment before old itself is failed, so it
-// waits for a connection other than old.
-func (u *Upstream) readyAfter(ctx context.Context, old *Conn) (*Conn, error) {
-	for {
-		c, err := u.ready(ctx)
-		if err != nil || c != old {
-			return c, err
-		}
-		select {
-		case <-old.Done():
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+// retryConn returns the connection for the retry of a request old refused
+// unrun (its session expired): the refusal reaches the caller a moment
+// before old itself is failed, so it waits for that, then for a live
+// connection (old's successor, or for a session-era connection beside a
+// stateless one, the stateless one), and picks as the first try did.
+func (u *Upstream) retryConn(ctx context.Context, old *Conn, method string, params []byte) (*Conn, error) {
+	select {
+	case <-old.Done():
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
+	c, err := u.ready(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return u.eraConn(ctx, c, method, params), nil
 }
 
 // Notification implements Events for the upstream's connections: list

@@ -107,18 +107,26 @@ func summary(t *testing.T, revision, out string) string {
 // against the hub over streamable HTTP (serve --http, no prefixes), with
 // the fixture's conformance set as its only upstream: over streamable HTTP
 // serving both eras (as the suite's own everything-server does; the hub
-// speaks 2026-07-28 to it), and over stdio.
+// speaks 2026-07-28 to it), the same with tools that ask their client
+// with requests of their own in either era (-session-asks: as the suite's
+// TypeScript everything-server's do, whose stateless path then fails the
+// ask; a session-era client's calls reach its session era), and over
+// stdio.
 func TestConformanceServer(t *testing.T) {
-	upstreams := map[string]func(t *testing.T) string{
-		"http": func(t *testing.T) string {
-			u := testbin.Listen(t, testLogWriter{t}, fixtureBin, "-transport", "http", "-era", "both", "-conformance")
+	httpFixture := func(args ...string) func(t *testing.T) string {
+		return func(t *testing.T) string {
+			u := testbin.Listen(t, testLogWriter{t}, fixtureBin, append([]string{"-transport", "http", "-era", "both", "-conformance"}, args...)...)
 			return fmt.Sprintf("    url: %s\n", u)
-		},
+		}
+	}
+	upstreams := map[string]func(t *testing.T) string{
+		"http":              httpFixture(),
+		"http-session-asks": httpFixture("-session-asks"),
 		"stdio": func(*testing.T) string {
 			return fmt.Sprintf("    command: %s\n    args: [-conformance]\n", fixtureBin)
 		},
 	}
-	for _, kind := range []string{"http", "stdio"} {
+	for _, kind := range []string{"http", "http-session-asks", "stdio"} {
 		t.Run(kind, func(t *testing.T) {
 			cfg := "servers:\n  conformance:\n" + upstreams[kind](t)
 			_, base := startHTTPProc(t, t.TempDir(), cfg, "--http-no-auth")

@@ -300,3 +300,16 @@ func TestValues(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestCanonical(t *testing.T) {
+	got, err := Canonical([]byte(" {\"b\": [1, 2.50, {\"z\":null, \"a\":\"<&>\"}], \"a\": true} "))
+	if want := `{"a":true,"b":[1,2.50,{"a":"<&>","z":null}]}`; err != nil || string(got) != want {
+		t.Errorf("Canonical = %s, %v; want %s", got, err, want)
+	}
+	if _, err := Canonical([]byte(`{"a":{"x":1,"x":2}}`)); !errors.Is(err, ErrDuplicateKey) {
+		t.Errorf("duplicate member: err = %v", err)
+	}
+	if _, err := Canonical([]byte(`{"a":`)); err == nil {
+		t.Error("invalid JSON: want an error")
+	}
+}
