@@ -26,7 +26,7 @@ func Approve(ctx context.Context, e *Env) int {
 		name := args[0]
 		r, err := st.Get(ctx, name)
 		if err != nil {
-			e.lookupFailed("approve", name, err)
+			e.lookupFailed("approve", name, st.Path(), err)
 			return ExitFail
 		}
 		if r.Approved() {

@@ -15,15 +15,17 @@ import (
 // reason (probe.BrokenWhy), and mcp-hub remove removes it; the hub runs all
 // the others.
 
-// lookupFailed reports why st.Get of name failed, for the command cmd.
-func (e *Env) lookupFailed(cmd, name string, err error) {
+// lookupFailed reports why st.Get of name failed, for the command cmd;
+// store is where it looked (a hint for a name registered in another
+// hub's store).
+func (e *Env) lookupFailed(cmd, name, store string, err error) {
 	w := e.Stderr
 	var b upstream.BrokenRegistration
 	switch {
 	case errors.As(err, &b):
 		fmt.Fprintf(w, "mcp-hub %s: %q: %s; %s\n", cmd, name, probe.BrokenWhy(b), e.ours(probe.BrokenFix(name)))
 	case errors.Is(err, upstream.ErrNotFound):
-		fmt.Fprintf(w, "mcp-hub %s: no upstream named %q is registered\n", cmd, name)
+		fmt.Fprintf(w, "mcp-hub %s: no upstream named %q is registered in %s (registered with a hub on another data directory or store? give %s its --data-dir or --store)\n", cmd, name, store, cmd)
 	default:
 		fmt.Fprintf(w, "mcp-hub %s: %v\n", cmd, err)
 	}

@@ -39,7 +39,9 @@ func TestSetupUpdatesHubEntry(t *testing.T) {
 	exe, _ := os.Executable()
 	exe, _ = filepath.EvalSymlinks(exe)
 	o := h.run(t, "claude")
-	if o.code != ExitOK || !strings.Contains(o.stdout, "  \"hub\" launches the hub: "+exe+" --data-dir "+h.data+"\n  (the entry that launched mcp-hub already, updated: no second hub entry was added)\n") {
+	if o.code != ExitOK || !strings.Contains(o.stdout, "  \"hub\" launches the hub: "+exe+" --data-dir "+h.data+" --config /home/me/servers.json\n"+
+		"  (the entry that launched mcp-hub already, updated: no second hub entry was added)\n"+
+		"  kept from the entry it updates: --config /home/me/servers.json\n") {
 		t.Fatalf("setup over a hub entry named hub: %s", o)
 	}
 	hubs := func() []string {

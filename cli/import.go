@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/clientconfig"
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hubstore"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 	"github.com/mcp-hub/mcp-hub/persist"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -178,6 +180,14 @@ func planImport(cc *clientconfig.File) []importItem {
 			}
 			if err != nil {
 				it.Outcome, it.Why = importUnreadable, entryError(en.Name, err)
+			} else if split, ok := upstream.SplitCommand(it.Server.Spec); ok {
+				// As add refuses it: registered, it could never start.
+				argv := redact.Argv(append([]string{split.Command}, split.Args...))
+				cmd, _ := json.Marshal(argv[0])
+				args, _ := json.Marshal(argv[1:])
+				it.Outcome, it.Why = importSkipped, fmt.Sprintf("its command %q is a whole command line, and no program has that name: "+
+					"write the program alone in command and its arguments in args (\"command\": %s, \"args\": %s) and import again",
+					strings.Join(argv[:len(argv)-len(it.Server.Spec.Args)], " "), cmd, args)
 			}
 		}
 		items = append(items, it)

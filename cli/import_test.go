@@ -130,3 +130,26 @@ func TestTrustSurvivesExport(t *testing.T) {
 		t.Errorf("add --trust sometimes: %s", o)
 	}
 }
+
+// TestImportWholeCommandLine: an entry whose command holds the whole
+// command line ("npx -y pkg" in command) is skipped, as add refuses it,
+// with the entry as it should be written; setup --move-servers leaves it
+// in the client's file.
+func TestImportWholeCommandLine(t *testing.T) {
+	s := newSetup(t, "")
+	file := testbin.WriteFile(t, "claude_desktop_config.json", `{
+  "mcpServers": {
+    "memory": {"command": "npx -y @modelcontextprotocol/server-memory --token sk-whole-line-secret"},
+    "notes": {"command": `+jsonString(fixtureBin)+`, "args": ["-only", "echo"]}
+  }
+}`)
+	o := s.run(t, Import, "import", file)
+	want := `  skipped         memory  line 3: its command "npx -y @modelcontextprotocol/server-memory --token ***" is a whole command line, and no program has that name: ` +
+		`write the program alone in command and its arguments in args ("command": "npx", "args": ["-y","@modelcontextprotocol/server-memory","--token","***"]) and import again`
+	if o.code != ExitOK || !strings.Contains(o.stdout, want) || !strings.Contains(o.stdout, "Added 1, skipped 1") || strings.Contains(o.stdout+o.stderr, "sk-whole-line-secret") {
+		t.Errorf("import: %s\nwant the line:\n%s", o, want)
+	}
+	if _, err := s.get(t, "memory"); err == nil {
+		t.Error("the whole-line entry was registered")
+	}
+}

@@ -21,7 +21,7 @@ func Reject(ctx context.Context, e *Env) int {
 		}
 		r, err := st.Get(ctx, name)
 		if err != nil {
-			e.lookupFailed("reject", name, err)
+			e.lookupFailed("reject", name, st.Path(), err)
 			return ExitFail
 		}
 		if r.Source == upstream.SourceConfig {

@@ -24,7 +24,7 @@ func Remove(ctx context.Context, e *Env) int {
 			return removeBroken(ctx, e, st, b)
 		}
 		if err != nil {
-			e.lookupFailed("remove", name, err)
+			e.lookupFailed("remove", name, st.Path(), err)
 			return ExitFail
 		}
 		if err := st.Delete(ctx, name); err != nil {

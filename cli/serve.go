@@ -139,6 +139,7 @@ func Serve(ctx context.Context, e *Env) int {
 		}
 	}
 	ho := cfg.HubOptions(config.HubParams{Version: e.Build.version(), Logger: logger, Store: hubstore.Store{Store: st}, ProcessGroups: groups})
+	ho.ApproveCommand = e.approveCommand(cfg, dataDir)
 	tracer, err := startTracing(ctx, e, cfg, logger)
 	if err != nil {
 		fmt.Fprintln(e.Stderr, "mcp-hub:", err)
@@ -309,4 +310,23 @@ func newLogger(w io.Writer, cfg *config.Config) *slog.Logger {
 	l := slog.New(redact.NewHandler(handler, nil))
 	slog.SetDefault(l) // stray log.Printf calls go to stderr too
 	return l
+}
+
+// approveCommand is how the hub's messages tell a person to approve a
+// registration in the store this hub serves: the program as it was run
+// and, when they are not the defaults, the data dir or store (a store's
+// secret masked: it is shown as written, ${VAR} included).
+func (e *Env) approveCommand(cfg *config.Config, dataDir string) string {
+	var flags []string
+	switch {
+	case cfg.Store != "":
+		flags = []string{"--store", string(cfg.Store)}
+	case cfg.DataDir != "":
+		flags = []string{"--data-dir", dataDir}
+	}
+	cmd := e.prog() + " approve"
+	for _, a := range redact.Argv(flags) {
+		cmd += " " + shellQuote(a)
+	}
+	return cmd
 }

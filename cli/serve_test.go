@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
@@ -138,5 +139,26 @@ func TestServeFlags(t *testing.T) {
 	}
 	if o := s.run(t, Serve, "", "--http", "192.0.2.1:7411"); o.code != ExitConfig || !strings.Contains(o.stderr, `http.listen "192.0.2.1:7411" is not a loopback address`) {
 		t.Errorf("serve --http on a remote address: %s", o)
+	}
+}
+
+// TestApproveCommand: the approve command the serving hub shows names the
+// program as it was run and the store it serves, a store's password
+// masked.
+func TestApproveCommand(t *testing.T) {
+	e := &Env{Program: "./bin/mcp-hub"}
+	for _, tt := range []struct {
+		cfg  config.Config
+		dir  string
+		want string
+	}{
+		{config.Config{}, "/home/me/.local/share/mcp-hub", "./bin/mcp-hub approve"},
+		{config.Config{DataDir: "srv data"}, "/srv data", "./bin/mcp-hub approve --data-dir '/srv data'"},
+		{config.Config{Store: "postgres://hub:pg-Secret-77@db/hub"}, "", "./bin/mcp-hub approve --store 'postgres://hub:***@db/hub'"},
+		{config.Config{Store: "${HUB_PG}"}, "", "./bin/mcp-hub approve --store '${HUB_PG}'"},
+	} {
+		if got := e.approveCommand(&tt.cfg, tt.dir); got != tt.want {
+			t.Errorf("approveCommand(%+v) = %q, want %q", tt.cfg, got, tt.want)
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-hub/mcp-hub/clientconfig"
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/hubstore"
+	"github.com/mcp-hub/mcp-hub/internal/redact"
 )
 
 // NPMPackage is the npm package that launches the hub: npx -y NPMPackage.
@@ -127,6 +128,18 @@ func Setup(ctx context.Context, e *Env) int {
 	if existing != "" && !fs.Changed("name") {
 		target = existing
 	}
+	var kept []string
+	if existing != "" {
+		for _, en := range cc.Entries {
+			if en.Name == existing {
+				entry, kept = keepEntrySettings(en.Value, entry)
+			}
+		}
+		if msg := keptStoreConflict(kept, e.prog(), fs.Arg(0)); *move && msg != "" {
+			fmt.Fprintf(e.Stderr, "mcp-hub setup: %s: %s\nNothing was imported or changed.\n", path, msg)
+			return ExitFail
+		}
+	}
 	updated, err := setHubEntry(old, cc, existing, target, entry)
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "mcp-hub setup: %s: %v\nNothing was changed.\n", path, err)
@@ -193,12 +206,15 @@ func Setup(ctx context.Context, e *Env) int {
 		return ExitFail
 	}
 	fmt.Fprintf(e.Stdout, "%s: %s\n", client.Name, path)
-	fmt.Fprintf(e.Stdout, "  %q launches the hub: %s\n", target, strings.Join(append([]string{entry.Command}, entry.Args...), " "))
+	fmt.Fprintf(e.Stdout, "  %q launches the hub: %s\n", target, strings.Join(redact.Argv(append([]string{entry.Command}, entry.Args...)), " "))
 	switch {
 	case existing != "" && existing != target:
 		fmt.Fprintf(e.Stdout, "  (it replaces %q, which launched mcp-hub)\n", existing)
 	case existing != "" && existing != *name:
 		fmt.Fprintf(e.Stdout, "  (the entry that launched mcp-hub already, updated: no second hub entry was added)\n")
+	}
+	if len(kept) > 0 {
+		fmt.Fprintf(e.Stdout, "  kept from the entry it updates: %s\n", strings.Join(kept, "; "))
 	}
 	if len(moved) > 0 {
 		fmt.Fprintf(e.Stdout, "  moved into the hub: %s\n", strings.Join(moved, ", "))

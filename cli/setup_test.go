@@ -34,13 +34,19 @@ func newSetupHome(t *testing.T) *setupHome {
 // second after the one before.
 func (h *setupHome) run(t *testing.T, args ...string) outcome {
 	t.Helper()
+	return h.runEnv(t, []string{"HOME=" + h.home, "USERPROFILE=" + h.home, "APPDATA=" + filepath.Join(h.home, "AppData"), "MCP_HUB_DATA_DIR=" + h.data}, args...)
+}
+
+// runEnv is run with the environment environ.
+func (h *setupHome) runEnv(t *testing.T, environ []string, args ...string) outcome {
+	t.Helper()
 	var stdout, stderr strings.Builder
 	h.clock = h.clock.Add(time.Second)
 	now := h.clock
 	e := &Env{
 		Name:    "setup",
 		Args:    args,
-		Environ: []string{"HOME=" + h.home, "USERPROFILE=" + h.home, "APPDATA=" + filepath.Join(h.home, "AppData"), "MCP_HUB_DATA_DIR=" + h.data},
+		Environ: environ,
 		Stdin:   strings.NewReader(""),
 		Stdout:  &stdout,
 		Stderr:  &stderr,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -50,7 +51,8 @@ func TestAddListRemove(t *testing.T) {
 		{"add no name", Add, []string{"add"}, ExitConfig, "Usage: mcp-hub add NAME [flags] -- COMMAND [ARGS...]"},
 		{"list extra argument", List, []string{"list", "extra"}, ExitConfig, "Usage: mcp-hub list [flags]"},
 		{"list bad flag", List, []string{"list", "--nope"}, ExitConfig, "mcp-hub list: unknown flag: --nope"},
-		{"remove unknown", Remove, []string{"remove", "nobody"}, ExitFail, `mcp-hub remove: no upstream named "nobody" is registered`},
+		{"remove unknown", Remove, []string{"remove", "nobody"}, ExitFail, `mcp-hub remove: no upstream named "nobody" is registered in ` + filepath.Join(s.data, "hub.db") +
+			` (registered with a hub on another data directory or store? give remove its --data-dir or --store)`},
 		{"remove two", Remove, []string{"remove", "a", "b"}, ExitConfig, "Usage: mcp-hub remove NAME [flags]"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -23,6 +23,7 @@ func startTracing(ctx context.Context, e *Env, cfg *config.Config, logger *slog.
 		return nil, fmt.Errorf("telemetry: %w", err)
 	}
 	if t != nil {
+		telemetry.LogErrors(logger)
 		logger.Info("tracing on: exporting spans with OTLP", "to", tc.Destination())
 	}
 	return t, nil

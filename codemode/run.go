@@ -430,7 +430,11 @@ func (st *state) call(args []any) (any, error) {
 		st.end()
 		return answerError(0, stop.Msg, nil), nil
 	case errors.As(err, &pe):
-		return answerError(pe.Code, pe.Message, pe.Data), nil
+		// The message names the call and the code, as a script that does
+		// not catch it fails with this message alone: the model that wrote
+		// it sees which of its calls failed, and how.
+		msg := fmt.Sprintf("callTool(%s, %s): MCP error %d: %s", quoteShort(server), quoteShort(tool), pe.Code, pe.Message)
+		return answerError(pe.Code, msg, pe.Data), nil
 	case err != nil:
 		return answerError(0, err.Error(), nil), nil
 	}
@@ -543,4 +547,13 @@ func argNumber(args []any, i int) float64 {
 func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// quoteShort quotes a name a script passed, cut to 64 bytes: a message
+// quotes it, and a script may pass anything.
+func quoteShort(s string) string {
+	if len(s) <= 64 {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(strings.ToValidUTF8(s[:64], "")) + "…"
 }

@@ -57,7 +57,7 @@ func TestScripts(t *testing.T) {
 			`["undefined","undefined","undefined","undefined","undefined","undefined","undefined","undefined","undefined"]`},
 		{"globalThis is the sandbox's", `return Object.getOwnPropertyNames(globalThis).filter(k => ["callTool","searchTools","log","sleep","input"].includes(k) || k.startsWith("__")).sort()`,
 			`["callTool","input","log","searchTools","sleep"]`},
-		{"a protocol error is thrown with its code", `try { callTool("x", "protocol") } catch (e) { return [e.message, e.code] }`, `["bad params",-32602]`},
+		{"a protocol error is thrown with its code", `try { callTool("x", "protocol") } catch (e) { return [e.message, e.code] }`, `["callTool(\"x\", \"protocol\"): MCP error -32602: bad params",-32602]`},
 		{"host functions cannot be replaced", `callTool = null; globalThis.log = 1; return [typeof callTool, typeof log]`, `["function","function"]`},
 	}
 	h := &tableHost{}
@@ -291,5 +291,25 @@ func TestStopError(t *testing.T) {
 	var se *StopError
 	if !errors.As(err, &se) || se.Msg != "the person declined" || len(res.Logs) != 0 {
 		t.Fatalf("err = %v, logs %q", err, res.Logs)
+	}
+}
+
+// TestProtocolErrorNamesTheCall: a script that does not catch a protocol
+// error fails with a message that names the call (server and tool, cut
+// when long) and the error's code, so the model sees which call to fix.
+func TestProtocolErrorNamesTheCall(t *testing.T) {
+	h := &tableHost{handler: func(ctx context.Context, server, tool string, args json.RawMessage) (json.RawMessage, error) {
+		return nil, &ProtocolError{Code: -32042, Message: "custom failure"}
+	}}
+	long := strings.Repeat("s", 100)
+	for _, tt := range []struct{ code, want string }{
+		{"const ok = 1;\n" + `callTool("fx01", "rpc_error", {})`, `Error: callTool("fx01", "rpc_error"): MCP error -32042: custom failure (line 2, column 9)`},
+		{`callTool("` + long + `", "t")`, `Error: callTool("` + long[:64] + `"…, "t"): MCP error -32042: custom failure`},
+	} {
+		_, err := run(t, Limits{}, h, tt.code)
+		var se *ScriptError
+		if !errors.As(err, &se) || !strings.Contains(se.Msg, tt.want) {
+			t.Errorf("script %q: err = %v, want it to contain %s", tt.code, err, tt.want)
+		}
 	}
 }

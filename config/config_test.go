@@ -142,7 +142,7 @@ func TestConfigErrors(t *testing.T) {
 		{"invalid server name", "hub.yaml", "mcpServers:\n  \"bad name\":\n    command: x\n", []string{"mcpServers.bad name", `invalid name "bad name": it has a space; a name is made of letters, digits, '-' and '_' (at most 32, the first a letter or a digit)`}},
 		{"reserved server name", "hub.yaml", "mcpServers:\n  hub_admin:\n    command: x\n", []string{"reserved"}},
 		{"bad url", "hub.yaml", "mcpServers:\n  a:\n    url: ftp://x\n", []string{"mcpServers.a.url", "http or https"}},
-		{"json syntax", "hub.json", "{\"mcpServers\": {\"a\": {\"command\": \"x\",}}}", []string{"hub.json", "invalid character"}},
+		{"json syntax", "hub.json", "{\"mcpServers\": {\"a\": {\"command\": \"x\" \"y\"}}}", []string{"hub.json", "invalid character"}},
 		{"yaml syntax", "hub.yaml", "mcpServers:\n  a: [\n", []string{"hub.yaml", "yaml"}},
 		{"separator", "hub.yaml", "catalog:\n  separator: \"::\"\n", []string{"catalog.separator"}},
 		{"server not allowed", "hub.yaml", "security:\n  allowedServerNames: [a]\nmcpServers:\n  a:\n    command: x\n  b:\n    command: x\n", []string{"mcpServers.b", "not in security.allowedServerNames (a)"}},

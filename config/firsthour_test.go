@@ -13,7 +13,8 @@ import (
 func TestJSONSyntaxPosition(t *testing.T) {
 	for _, tt := range []struct{ content, want string }{
 		{"{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"} \"b\": {}\n  }\n}\n", `line 3, column 27: invalid JSON: invalid character '"' after object key:value pair`},
-		{"{\"logLevel\": \"warn\",\n}\n", `line 2, column 1: invalid JSON: invalid character '}' looking for beginning of object key string`},
+		{"{\"logLevel\": \"warn\",\n,}\n", `line 2, column 1: invalid JSON: invalid character ',' looking for beginning of object key string`},
+		{"{\n  // my servers\n  \"mcpServers\": {\"a\": {\"command\": \"x\"}},\n  \"logLevel\": warn\n}\n", `line 4, column 15: invalid JSON: invalid literal: warn`},
 		{"{\"logLevel\": \"warn\"", "line 1, column 20: invalid JSON: unexpected end of JSON input"},
 	} {
 		file := writeFile(t, "hub.json", tt.content)
@@ -113,5 +114,25 @@ func TestYAMLSyntaxPosition(t *testing.T) {
 		if want := "config " + file + ": " + tt.want; err == nil || err.Error() != want {
 			t.Errorf("%q:\ngot  %v\nwant %s", tt.content, err, want)
 		}
+	}
+}
+
+// TestJSONWithComments: a JSON config file may carry comments and
+// trailing commas, as VS Code's mcp.json and files setup keeps do.
+func TestJSONWithComments(t *testing.T) {
+	file := writeFile(t, "mcp.json", `{
+  // my servers
+  "servers": {
+    "fx": {"type": "stdio", "command": "/bin/fixture", "args": ["-name", "fx",],}, /* the test one */
+  },
+  "logLevel": "warn",
+}
+`)
+	cfg, err := Load(Sources{File: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Servers) != 1 || cfg.Servers[0].Spec.Name != "fx" || strings.Join(cfg.Servers[0].Spec.Args, " ") != "-name fx" || cfg.LogLevel != "warn" {
+		t.Errorf("servers %+v, logLevel %q", cfg.Servers, cfg.LogLevel)
 	}
 }

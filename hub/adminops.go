@@ -131,7 +131,7 @@ func (h *Hub) opAdd(ctx context.Context, who string, args map[string]json.RawMes
 	}
 	_ = h.opts.Store.Audit(ctx, who, "add", spec.Name, auditDetail(spec))
 	if reg.Approval != upstream.ApprovalApproved {
-		return adminResult{pendingText(spec, "registered"),
+		return adminResult{h.pendingText(spec, "registered"),
 			map[string]any{"name": spec.Name, "state": "PENDING", "approval": "pending", "tools": []string{}, "review": spec.Review()}}, nil
 	}
 	return h.started(ctx, spec.Name, "Registered and approved", fullWait)
@@ -139,8 +139,8 @@ func (h *Hub) opAdd(ctx context.Context, who string, args map[string]json.RawMes
 
 // pendingText tells the model (or the REST caller) that a person must
 // approve, and shows what the approval would cover.
-func pendingText(spec upstream.Spec, what string) string {
-	return fmt.Sprintf("%q is %s but will not run until a person approves exactly what it runs. Ask the user to run this in a terminal:\n\n    mcp-hub approve %s\n\nApproving lets it:\n\n%s", spec.Name, what, spec.Name, indentLines(spec.Review()))
+func (h *Hub) pendingText(spec upstream.Spec, what string) string {
+	return fmt.Sprintf("%q is %s but will not run until a person approves exactly what it runs. Ask the user to run this in a terminal:\n\n    %s\n\nApproving lets it:\n\n%s", spec.Name, what, h.approveCmd(spec.Name), indentLines(spec.Review()))
 }
 
 // adminWait bounds how long hub_update_server, hub_restart_server and
@@ -280,7 +280,7 @@ func (h *Hub) opUpdate(ctx context.Context, who string, args map[string]json.Raw
 		if err := h.reconcile(ctx); err != nil { // stops the old launch spec
 			return adminResult{}, errInternal("apply the change", err)
 		}
-		return adminResult{pendingText(spec, "changed"),
+		return adminResult{h.pendingText(spec, "changed"),
 			map[string]any{"name": name, "state": "PENDING", "approval": "pending", "tools": []string{}, "review": spec.Review()}}, nil
 	}
 	return h.started(ctx, name, "Updated", adminWait)
@@ -324,7 +324,7 @@ func (h *Hub) opLifecycle(ctx context.Context, who, name, verb string) (adminRes
 		if h.opts.Store != nil {
 			if r, err := h.opts.Store.Get(ctx, name); err == nil && !r.Approved() {
 				return adminResult{}, &adminError{http.StatusConflict, "NOT_APPROVED",
-					fmt.Sprintf("%q is %s: %s", name, r.Approval, pendingText(r.Spec, "registered"))}
+					fmt.Sprintf("%q is %s: %s", name, r.Approval, h.pendingText(r.Spec, "registered"))}
 			} else if errors.Is(err, upstream.ErrBroken) {
 				return adminResult{}, storeGetErr(name, err)
 			}

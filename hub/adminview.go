@@ -65,7 +65,7 @@ func (h *Hub) views(ctx context.Context) ([]serverView, error) {
 			v.Quarantined, v.Flagged = h.quarantineOf(spec.Name)
 			v.Login, _ = h.loginView(spec.Name)
 		} else if approval == string(upstream.ApprovalPending) {
-			v.LastError = "awaiting approval: run `mcp-hub approve " + spec.Name + "`"
+			v.LastError = "awaiting approval: run `" + h.approveCmd(spec.Name) + "`"
 		}
 		h.instanceView(&v, spec, u)
 		out = append(out, v)
@@ -119,10 +119,10 @@ func (h *Hub) opList(ctx context.Context) (adminResult, error) {
 			fmt.Fprintf(&b, "; tools lost to name collisions: %s", strings.Join(v.Shadowed, ", "))
 		}
 		if len(v.Quarantined) > 0 {
-			fmt.Fprintf(&b, "; quarantined until a person approves them (mcp-hub approve %s): %s", v.Name, strings.Join(v.Quarantined, ", "))
+			fmt.Fprintf(&b, "; quarantined until a person approves them (%s): %s", h.approveCmd(v.Name), strings.Join(v.Quarantined, ", "))
 		}
 		if len(v.Flagged) > 0 {
-			fmt.Fprintf(&b, "; changed since approved, not yet reviewed (mcp-hub approve %s): %s", v.Name, strings.Join(v.Flagged, ", "))
+			fmt.Fprintf(&b, "; changed since approved, not yet reviewed (%s): %s", h.approveCmd(v.Name), strings.Join(v.Flagged, ", "))
 		}
 		b.WriteByte('\n')
 	}
@@ -200,7 +200,7 @@ func (h *Hub) opGet(ctx context.Context, name string) (adminResult, error) {
 	}
 	if policy, findings, ok := h.liveChanges(name); ok && len(findings) > 0 {
 		c := ToolChanges{Name: name, Trust: policy, Findings: findings}
-		text += "\nchanges since its tools were approved (a person approves them with `mcp-hub approve " + name + "`):\n" + indentLines(c.Review())
+		text += "\nchanges since its tools were approved (a person approves them with `" + h.approveCmd(name) + "`):\n" + indentLines(c.Review())
 		data["toolChanges"] = c.Review()
 	}
 	if len(tail) > 0 {

@@ -70,14 +70,14 @@ func (f *httpFront) checkApprover(w http.ResponseWriter, r *http.Request) bool {
 	if f.opts.Token == "" {
 		writeAPI(w, 0, r.PathValue("name"), adminResult{}, &adminError{http.StatusForbidden, "APPROVAL_NEEDS_TOKEN", fmt.Sprintf(
 			"approving over the API needs the bearer token, and this hub runs with --http-no-auth and no token (http.token): "+
-				"approve in a terminal with `mcp-hub approve %s`", r.PathValue("name"))})
+				"approve in a terminal with `%s`", f.h.approveCmd(r.PathValue("name")))})
 		return false
 	}
 	if msg, ok := f.checkBearer(r); !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-hub", error="invalid_token"`)
 		writeAPI(w, 0, r.PathValue("name"), adminResult{}, &adminError{http.StatusUnauthorized, "UNAUTHENTICATED",
 			msg + ": approving over the API needs the bearer token even with --http-no-auth (which covers MCP clients, not approval); " +
-				"or approve in a terminal with `mcp-hub approve " + r.PathValue("name") + "`"})
+				"or approve in a terminal with `" + f.h.approveCmd(r.PathValue("name")) + "`"})
 		return false
 	}
 	return true

@@ -289,3 +289,21 @@ func TestAPIShowsApprovalNote(t *testing.T) {
 		t.Errorf("GET /api/servers/old: %v", got)
 	}
 }
+
+// TestApproveCommandInMessages: the command the hub's messages tell a
+// person to run approves in this hub's store: Options.ApproveCommand
+// (mcp-hub serve sets the program as run and its data dir), not a bare
+// "mcp-hub approve" that would look in the default store.
+func TestApproveCommandInMessages(t *testing.T) {
+	const approve = "./bin/mcp-hub approve --data-dir /srv/hub"
+	_, srv := startHTTPHubOpts(t, &Options{ApproveCommand: approve}, nil)
+	api := srv.URL + "/api/servers"
+	code, out := apiJSON(t, "POST", api, map[string]any{"name": "later", "command": fixture, "args": []string{"-only", "echo"}})
+	if msg, _ := out["message"].(string); code != 201 || !strings.Contains(msg, "\n    "+approve+" later\n") {
+		t.Errorf("POST: %d, message:\n%s\nwant the line %q", code, msg, approve+" later")
+	}
+	_, got := apiJSON(t, "GET", api+"/later", nil)
+	if view, _ := got["server"].(map[string]any); view["lastError"] != "awaiting approval: run `"+approve+" later`" {
+		t.Errorf("GET: lastError %q", view["lastError"])
+	}
+}

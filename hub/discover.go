@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mcp-hub/mcp-hub/catalog"
+	"github.com/mcp-hub/mcp-hub/internal/suggest"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
 	"github.com/mcp-hub/mcp-hub/upstream"
 )
@@ -131,17 +132,48 @@ func (s *session) callUpstreamTool(m wire.Message) {
 		s.reply(m.ID, toolResultError("hub_call_tool: "+err.Error()))
 		return
 	}
-	up, ok := s.h.mgr.Get(server)
-	if !ok {
-		s.reply(m.ID, toolResultError(fmt.Sprintf("hub_call_tool: no MCP server named %q runs behind this hub", server)))
+	up, known := s.h.upstreamTool(server, tool)
+	if !known && !s.h.settled() {
+		// The server may be on its first connect attempt (the hub just
+		// started): wait for it (bounded), as a direct call of a name the
+		// catalog does not hold yet does, instead of answering that it
+		// has no such tool.
+		go func() {
+			s.h.waitSettled(s.ctx)
+			up, known := s.h.upstreamTool(server, tool)
+			s.callUpstreamToolOf(m, up, known, server, tool, toolArgsRaw)
+		}()
 		return
 	}
-	known := false
-	s.h.upstreamTools(func(u *upstream.Upstream, it catalog.Item, _ string) {
+	s.callUpstreamToolOf(m, up, known, server, tool, toolArgsRaw)
+}
+
+// upstreamTool returns the running upstream named server (nil when none)
+// and whether its filter lets its tool tool through.
+func (h *Hub) upstreamTool(server, tool string) (up *upstream.Upstream, known bool) {
+	up, ok := h.mgr.Get(server)
+	if !ok {
+		return nil, false
+	}
+	h.upstreamTools(func(u *upstream.Upstream, it catalog.Item, _ string) {
 		if u == up && it.Key == tool {
 			known = true
 		}
 	})
+	return up, known
+}
+
+// callUpstreamToolOf is callUpstreamTool once the upstream and tool are
+// looked up.
+func (s *session) callUpstreamToolOf(m wire.Message, up *upstream.Upstream, known bool, server, tool string, toolArgsRaw []byte) {
+	if up == nil {
+		var names []string
+		for _, u := range s.h.mgr.List() {
+			names = append(names, u.Name())
+		}
+		s.reply(m.ID, toolResultError(fmt.Sprintf("hub_call_tool: no MCP server named %q runs behind this hub%s", server, didYouMean(server, names))))
+		return
+	}
 	if msg, held := s.h.heldUpstreamTool(s, server, tool); !known && held {
 		s.reply(m.ID, toolResultError("hub_call_tool: "+msg))
 		return
@@ -151,7 +183,18 @@ func (s *session) callUpstreamTool(m wire.Message) {
 			s.reply(m.ID, toolResultError("hub_call_tool: "+t))
 			return
 		}
-		s.reply(m.ID, toolResultError(fmt.Sprintf("hub_call_tool: MCP server %q has no tool %q (or the hub's filters hide it); hub_search_tools lists what there is", server, tool)))
+		if inv := up.Inventory(); inv.Version == 0 && !inv.Stale {
+			s.reply(m.ID, toolResultError(fmt.Sprintf("hub_call_tool: MCP server %q is still starting: its tools are not known yet; call again in a moment", server)))
+			return
+		}
+		var names []string
+		s.h.upstreamTools(func(u *upstream.Upstream, it catalog.Item, _ string) {
+			if u == up {
+				names = append(names, it.Key)
+			}
+		})
+		s.reply(m.ID, toolResultError(fmt.Sprintf("hub_call_tool: MCP server %q has no tool %q%s (or the hub's filters hide it); hub_search_tools lists what there is",
+			server, tool, didYouMean(tool, names))))
 		return
 	}
 	s.usedUpstreamTool(server, tool)
@@ -167,4 +210,19 @@ func (s *session) callUpstreamTool(m wire.Message) {
 	s.policyThen(m, server, tool, func() []byte { return toolArgsRaw }, func() {
 		s.forward(wire.Message{ID: m.ID, Method: "tools/call", Params: params}, up, "tools/call", tool, meta, nil)
 	})
+}
+
+// didYouMean is " (did you mean "x"?)" for the candidate closest to a
+// mistyped name, or "". A model that wrote "memroy" fixes its call, or its
+// script, from the answer alone.
+// Names longer than any a server uses are not compared (the distance
+// costs their length times each candidate's).
+func didYouMean(name string, candidates []string) string {
+	if len(name) > 128 {
+		return ""
+	}
+	if c := suggest.Closest(name, candidates); c != "" {
+		return fmt.Sprintf(" (did you mean %q?)", c)
+	}
+	return ""
 }

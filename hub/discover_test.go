@@ -93,3 +93,59 @@ func TestDiscoveryTools(t *testing.T) {
 		}
 	}
 }
+
+// TestDiscoveryWaitsForStartingServers: a model's first act, right after
+// the hub started, may be hub_search_tools or hub_call_tool; an upstream
+// still on its first connect attempt is waited for (bounded, as the first
+// tools/list is), not answered with "no tool matches" or "has no tool".
+func TestDiscoveryWaitsForStartingServers(t *testing.T) {
+	for _, tc := range []struct{ name, args, want string }{
+		{"hub_search_tools", `{"query":"which process id is it"}`, `"server":"slow","tool":"pid"`},
+		{"hub_call_tool", `{"server":"slow","tool":"argv"}`, `"text":"[\"-only\",\"pid,argv\",\"-slow-start\",\"1s\"]"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, c := startHub(t, &Options{Expose: toolsearch.Exposure{Mode: toolsearch.ModeSearch}},
+				fixtureSpec("slow", "-only", "pid,argv", "-slow-start", "1s"))
+			if h.settled() {
+				t.Fatal("the upstream settled before the test could call: the test proves nothing")
+			}
+			line := c.call(t, 2, "tools/call", fmt.Sprintf(`{"name":%q,"arguments":%s}`, tc.name, tc.args))
+			if !strings.Contains(string(line), tc.want) || strings.Contains(string(line), `"isError":true`) {
+				t.Errorf("%s right after start: %s, want %s", tc.name, line, tc.want)
+			}
+		})
+	}
+}
+
+// TestCallToolDidYouMean: hub_call_tool names the server or tool a
+// mistyped name was meant to be, so that a model (or its script) can fix
+// the call from the answer alone.
+func TestCallToolDidYouMean(t *testing.T) {
+	h, c := startHub(t, nil, fixtureSpec("memory", "-only", "echo,pid"))
+	eventually(t, 10*time.Second, "the upstream", func() bool { return h.settled() && len(h.Catalog().ServerEntries("memory")) > 0 })
+	for _, bad := range []struct{ args, want string }{
+		{`{"server":"memroy","tool":"pid"}`, `no MCP server named "memroy" runs behind this hub (did you mean "memory"?)`},
+		{`{"server":"memory","tool":"echoo"}`, `has no tool "echoo" (did you mean "echo"?)`},
+		{`{"server":"zzzzzz","tool":"pid"}`, `no MCP server named "zzzzzz" runs behind this hub;`},
+	} {
+		line := c.call(t, 2, "tools/call", `{"name":"hub_call_tool","arguments":`+bad.args+`}`)
+		want := strings.ReplaceAll(bad.want, `"`, `\"`)
+		if strings.HasSuffix(bad.want, ";") {
+			want = strings.TrimSuffix(want, ";") + `"` // the message ends there
+		}
+		if !strings.Contains(string(line), `"isError":true`) || !strings.Contains(string(line), want) {
+			t.Errorf("hub_call_tool %s: %s, want an error containing %s", bad.args, line, want)
+		}
+	}
+}
+
+// TestCallToolStillStarting: when the first-list wait is over and the
+// upstream has still not listed its tools, hub_call_tool says it is
+// starting, not that it has no such tool.
+func TestCallToolStillStarting(t *testing.T) {
+	_, c := startHub(t, &Options{FirstListWait: 50 * time.Millisecond}, fixtureSpec("slow", "-only", "pid", "-slow-start", "3s"))
+	line := c.call(t, 2, "tools/call", `{"name":"hub_call_tool","arguments":{"server":"slow","tool":"pid"}}`)
+	if want := `MCP server \"slow\" is still starting: its tools are not known yet; call again in a moment`; !strings.Contains(string(line), want) {
+		t.Errorf("hub_call_tool of a starting server: %s, want %s", line, want)
+	}
+}

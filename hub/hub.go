@@ -33,6 +33,14 @@ type Options struct {
 	Logger *slog.Logger
 	// Catalog selects the naming policy (merge by default).
 	Catalog catalog.Options
+	// ApproveCommand is how a person approves a registration of this
+	// hub's store from a terminal, without the server's name, as the
+	// hub's messages show it ("Ask the user to run this in a terminal"):
+	// "mcp-hub approve" when empty. The mcp-hub command sets it to the
+	// program as it was run and the data dir or store it serves
+	// (./bin/mcp-hub approve --data-dir /srv/hub), so that the command
+	// shown approves in this hub's store, not the default one.
+	ApproveCommand string
 	// FirstListWait bounds how long a session's first tools/list waits for
 	// upstreams still on their first connect attempt (10s; negative: no
 	// wait).
@@ -263,6 +271,13 @@ func (h *Hub) catalogOptions() *catalog.Options {
 	return &o
 }
 
+// ClientCapabilities is what a hub declares to an upstream of spec:
+// sampling, elicitation and roots unless the spec forbids them. mcp-hub
+// tools and doctor declare the same, so that a server that lists tools
+// by what its client can do (server-everything's sampling, elicitation
+// and roots tools) lists for them what it lists for the hub.
+func ClientCapabilities(spec *upstream.Spec) *mcp.ClientCapabilities { return clientCapabilities(spec) }
+
 // clientCapabilities is what the hub declares to an upstream: sampling,
 // elicitation and roots unless the upstream's spec forbids them. Whether a
 // given request reaches a client then depends on the session it is for.
@@ -420,4 +435,14 @@ func joinInstructions(a, b string) string {
 		return b
 	}
 	return a + "\n\n" + b
+}
+
+// approveCmd is the command a person runs to approve name (or what
+// changed in its tools) in this hub's store.
+func (h *Hub) approveCmd(name string) string {
+	c := h.opts.ApproveCommand
+	if c == "" {
+		c = "mcp-hub approve"
+	}
+	return c + " " + name
 }

@@ -176,7 +176,7 @@ func (h *Hub) opApproveChanges(ctx context.Context, who, name string, ask change
 		return adminResult{fmt.Sprintf("The person declined the changes to %q: what changed stays as it is (%s).", name, c.Summary()), data}, nil
 	case pending:
 		data["approved"] = false
-		return adminResult{fmt.Sprintf("A person must approve the changes to %q. Ask the user to run this in a terminal:\n\n    mcp-hub approve %s\n\nIt shows them:\n\n%s", name, name, indentLines(review)), data}, nil
+		return adminResult{fmt.Sprintf("A person must approve the changes to %q. Ask the user to run this in a terminal:\n\n    %s\n\nIt shows them:\n\n%s", name, h.approveCmd(name), indentLines(review)), data}, nil
 	}
 	if err := h.approveChanges(ctx, who, c); errors.Is(err, upstream.ErrPinsChanged) {
 		return adminResult{}, &adminError{http.StatusConflict, "CHANGED", fmt.Sprintf("the pins of %q changed while the changes were being approved; review them again", name)}

@@ -35,6 +35,7 @@ import (
 // instanceVerdict is what the hub decided of an instance's last listing.
 type instanceVerdict struct {
 	name, label string
+	approve     string // the command that approves its upstream's changes
 	gen         uint64 // the pins generation it is current for
 	unpinned    bool   // the upstream had no pins: decided again once it has
 	policy      upstream.Trust
@@ -58,7 +59,7 @@ func (h *Hub) vetInstance(i *upstream.Upstream, inv upstream.Inventory) upstream
 		return nil
 	}
 	findings, unpinned := pin.Check(h.pins.pins[name], pin.Items(inv))
-	v := &instanceVerdict{name: name, label: i.Label(), gen: h.pins.gen, unpinned: unpinned, policy: policy, findings: findings}
+	v := &instanceVerdict{name: name, label: i.Label(), approve: h.approveCmd(name), gen: h.pins.gen, unpinned: unpinned, policy: policy, findings: findings}
 	if prev != nil {
 		v.logged = prev.logged
 	}
@@ -92,7 +93,7 @@ func (v *instanceVerdict) withheld() upstream.Withheld {
 		if w[method] == nil {
 			w[method] = map[string]string{}
 		}
-		w[method][f.Item.Name] = quarantineText(v.name, f)
+		w[method][f.Item.Name] = quarantineText(v.name, v.approve, f)
 	}
 	return w
 }
@@ -109,7 +110,7 @@ func (h *Hub) logInstanceLocked(v *instanceVerdict) {
 			v.logged = map[string]bool{}
 		}
 		v.logged[key] = true
-		args := append(findingArgs(v.name, v.policy, f), "session", v.label)
+		args := append(h.findingArgs(v.name, v.policy, f), "session", v.label)
 		switch {
 		case held(v.policy, f):
 			h.logger.Warn("quarantined in a per-session instance: it lists a definition that differs from what was pinned; its session's calls to it are refused until a person approves it", args...)
@@ -263,7 +264,7 @@ func (h *Hub) heldByInstanceLocked(s *session, match func(name string, f pin.Fin
 	for _, v := range vs {
 		for _, f := range v.findings {
 			if held(v.policy, f) && match(v.name, f) {
-				return quarantineText(v.name, f), true
+				return quarantineText(v.name, v.approve, f), true
 			}
 		}
 	}

@@ -270,7 +270,7 @@ func (h *Hub) logFindingLocked(name string, policy upstream.Trust, f pin.Finding
 		return
 	}
 	h.pins.logged[key] = true
-	args := findingArgs(name, policy, f)
+	args := h.findingArgs(name, policy, f)
 	switch {
 	case held(policy, f):
 		h.logger.Warn("quarantined: it differs from what was pinned; it stays out of the catalog and calls are refused until a person approves it", args...)
@@ -282,9 +282,9 @@ func (h *Hub) logFindingLocked(name string, policy upstream.Trust, f pin.Finding
 }
 
 // findingArgs are the log attributes of a finding.
-func findingArgs(name string, policy upstream.Trust, f pin.Finding) []any {
+func (h *Hub) findingArgs(name string, policy upstream.Trust, f pin.Finding) []any {
 	args := []any{"upstream", name, "item", f.Key().String(), "change", f.What(), "trust", string(policy),
-		"approve", "mcp-hub approve " + name, "diff", f.Render()}
+		"approve", h.approveCmd(name), "diff", f.Render()}
 	if len(f.Warnings) > 0 {
 		args = append(args, "warnings", strings.Join(f.Warnings, "; "))
 	}
@@ -355,7 +355,7 @@ func (h *Hub) heldMessage(s *session, kind upstream.PinKind, exposed string) (st
 				continue
 			}
 			if exposed == f.Item.Name || (o.Policy == catalog.PolicyPrefix && exposed == name+sep+f.Item.Name) {
-				return quarantineText(name, f), true
+				return quarantineText(name, h.approveCmd(name), f), true
 			}
 		}
 	}
@@ -372,7 +372,7 @@ func (h *Hub) heldUpstreamTool(s *session, server, tool string) (string, bool) {
 	if v := h.pins.vetted[server]; v != nil && v.gen == h.pins.gen {
 		for _, f := range v.findings {
 			if f.Item.Kind == upstream.PinTool && f.Item.Name == tool && held(v.policy, f) {
-				return quarantineText(server, f), true
+				return quarantineText(server, h.approveCmd(server), f), true
 			}
 		}
 	}
@@ -381,11 +381,13 @@ func (h *Hub) heldUpstreamTool(s *session, server, tool string) (string, bool) {
 	})
 }
 
-func quarantineText(server string, f pin.Finding) string {
+// quarantineText is what a call of a quarantined item answers; approve
+// is the command that approves it (Hub.approveCmd).
+func quarantineText(server, approve string, f pin.Finding) string {
 	what := "changed since a person approved it"
 	if f.New() {
 		what = "is new since a person approved this server's tools"
 	}
-	return fmt.Sprintf("%s of MCP server %q %s, so the hub quarantined it: it is not served or called until a person reviews it. Ask the user to run this in a terminal:\n\n    mcp-hub approve %s",
-		f.Key(), server, what, server)
+	return fmt.Sprintf("%s of MCP server %q %s, so the hub quarantined it: it is not served or called until a person reviews it. Ask the user to run this in a terminal:\n\n    %s",
+		f.Key(), server, what, approve)
 }

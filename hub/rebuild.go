@@ -7,6 +7,8 @@ package hub
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/catalog"
@@ -108,6 +110,9 @@ func (h *Hub) rebuildNow() {
 	st := h.newCatalogState(next, srcs, descs, prev)
 	h.cat.Store(st)
 	h.doneGen.Store(gen)
+	if h.opts.Expose.Mode == toolsearch.ModeAuto && st.searching != prev.searching {
+		h.logExposeSwitch(st)
+	}
 	h.metrics.observe(h)
 
 	h.mu.Lock()
@@ -165,18 +170,45 @@ func (h *Hub) parse(name string, inv upstream.Inventory) *parsedInventory {
 	return p
 }
 
-// logShadows logs each shadowed tool once per (winner, loser, name).
+// logShadows logs each shadowed tool once per (winner, loser, name): one
+// line per loser, winner and reason for what this catalog shadows anew
+// (two copies of a server would log a line per tool otherwise).
 func (h *Hub) logShadows(c *catalog.Catalog) {
+	type group struct {
+		kind                   catalog.Kind
+		server, winner, reason string
+	}
+	var (
+		order []group
+		names = map[group][]string{}
+	)
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	for _, s := range c.Shadowed() {
 		key := string(s.Kind) + "\x00" + s.Name + "\x00" + s.Winner + "\x00" + s.Server
 		if h.shadowed[key] {
 			continue
 		}
 		h.shadowed[key] = true
-		h.logger.Warn("tool shadowed", "kind", s.Kind, "name", s.Name, "upstream", s.Server,
-			"original", s.Original, "winner", s.Winner, "reason", s.Reason)
+		g := group{s.Kind, s.Server, s.Winner, string(s.Reason)}
+		if _, ok := names[g]; !ok {
+			order = append(order, g)
+		}
+		name := s.Name
+		if s.Original != s.Name {
+			name += " (" + s.Original + ")"
+		}
+		names[g] = append(names[g], name)
+	}
+	h.mu.Unlock()
+	const shown = 20
+	for _, g := range order {
+		list := names[g]
+		text := strings.Join(list[:min(len(list), shown)], ", ")
+		if len(list) > shown {
+			text += fmt.Sprintf(" and %d more", len(list)-shown)
+		}
+		h.logger.Warn(string(g.kind)+"s shadowed", "upstream", g.server, "winner", g.winner, "reason", g.reason,
+			"count", len(list), "names", text)
 	}
 }
 

@@ -331,7 +331,7 @@ func (h *Hub) gate(ctx context.Context, spec upstream.Spec) error {
 	case r.Approval == upstream.ApprovalApproved:
 		h.revoke(ctx, spec.Name, "the stored spec differs from the one that was approved")
 	}
-	return fmt.Errorf("%w: run `mcp-hub approve %s` to review and approve what it runs", ErrApprovalRequired, spec.Name)
+	return fmt.Errorf("%w: run `%s` to review and approve what it runs", ErrApprovalRequired, h.approveCmd(spec.Name))
 }
 
 // Reload applies an edited configuration file to the running hub: the

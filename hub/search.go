@@ -159,8 +159,28 @@ func (s *session) searchTools(m wire.Message) {
 	}
 	a.Limit = min(a.Limit, maxSearchLimit)
 	a.Offset = max(a.Offset, 0)
-	results, total := s.h.cat.Load().search.Page(a.Query, a.Offset, a.Limit)
-	s.reply(m.ID, toolsearch.AppendCallResult(nil, a.Query, results, total, a.Offset))
+	// A search made while upstreams are still on their first connect
+	// attempt (a model's first act, or a script's) would miss their tools
+	// and tell the model no tool does what it asked: it waits for them,
+	// bounded as a session's first tools/list is.
+	s.whenSettled(func() {
+		results, total := s.h.cat.Load().search.Page(a.Query, a.Offset, a.Limit)
+		s.reply(m.ID, toolsearch.AppendCallResult(nil, a.Query, results, total, a.Offset))
+	})
+}
+
+// whenSettled runs fn now when no upstream is on its first connect
+// attempt, else on a goroutine of its own once none is (or once the
+// first-list wait is over), as the first tools/list waits.
+func (s *session) whenSettled(fn func()) {
+	if s.h.settled() {
+		fn()
+		return
+	}
+	go func() {
+		s.h.waitSettled(s.ctx)
+		fn()
+	}()
 }
 
 // hub_search_tools' limit: by default, and at most.
@@ -168,3 +188,25 @@ const (
 	defaultSearchLimit = 10
 	maxSearchLimit     = 100
 )
+
+// logExposeSwitch says, for expose auto, that tools/list switched mode:
+// the person reading the log learns why their client's tool list shrank
+// (or grew) to the hub's own tools.
+func (h *Hub) logExposeSwitch(st *catalogState) {
+	n := 0
+	for _, t := range st.cat.Tools() {
+		if t.Server != "" {
+			n++
+		}
+	}
+	above := h.opts.Expose.SearchAbove
+	if above == 0 {
+		above = toolsearch.DefaultSearchAbove
+	}
+	if st.searching {
+		h.logger.Info("catalog.expose auto: tools/list now holds the hub's own tools; the others are found with hub_search_tools",
+			"tools", n, "searchAbove", above)
+		return
+	}
+	h.logger.Info("catalog.expose auto: tools/list holds every tool again", "tools", n, "searchAbove", above)
+}

@@ -3,11 +3,13 @@ package hub
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcp-hub/mcp-hub/internal/testbin"
 	"github.com/mcp-hub/mcp-hub/internal/wire"
 	"github.com/mcp-hub/mcp-hub/toolsearch"
 	"github.com/mcp-hub/mcp-hub/upstream"
@@ -175,7 +177,8 @@ func TestSearchModeHTTP(t *testing.T) {
 // upstreams and every tool at or below it, and tells sessions when it
 // switches; the index follows upstreams added and removed.
 func TestExposeAuto(t *testing.T) {
-	h, c := startHub(t, &Options{Admin: AdminOff, Expose: toolsearch.Exposure{Mode: toolsearch.ModeAuto, SearchAbove: 2}},
+	logs := &testbin.Buffer{}
+	h, c := startHub(t, &Options{Admin: AdminOff, Expose: toolsearch.Exposure{Mode: toolsearch.ModeAuto, SearchAbove: 2}, Logger: slog.New(slog.NewTextHandler(logs, nil))},
 		fixtureSpec("a", "-only", "echo,add"))
 	eventually(t, 10*time.Second, "a", func() bool { return h.settled() && len(h.Catalog().ServerEntries("a")) > 0 })
 	if got := listNames(t, c.call(t, 2, "tools/list", `{}`)); !slices.Contains(got, "echo") || !slices.Contains(got, "add") {
@@ -197,6 +200,10 @@ func TestExposeAuto(t *testing.T) {
 	if r, _ := h.SearchTools("process id", 5); len(r) == 0 || r[0].Tool != "pid" {
 		t.Errorf("search after b was added: %+v", r)
 	}
+	// The switch is in the log, with the count that made it.
+	if want := `msg="catalog.expose auto: tools/list now holds the hub's own tools; the others are found with hub_search_tools" tools=3 searchAbove=2`; !strings.Contains(logs.String(), want) {
+		t.Errorf("the log does not say the hub switched to search mode:\n%s", logs.String())
+	}
 	if err := h.RemoveUpstream(context.Background(), "b"); err != nil {
 		t.Fatal(err)
 	}
@@ -206,6 +213,9 @@ func TestExposeAuto(t *testing.T) {
 	eventually(t, 10*time.Second, "all mode", func() bool { return !h.cat.Load().searching })
 	if got := listNames(t, c.call(t, 4, "tools/list", `{}`)); !slices.Contains(got, "echo") {
 		t.Errorf("back to 2 tools: %v", got)
+	}
+	if want := `msg="catalog.expose auto: tools/list holds every tool again" tools=2 searchAbove=2`; !strings.Contains(logs.String(), want) {
+		t.Errorf("the log does not say the hub switched back:\n%s", logs.String())
 	}
 	if _, total := h.SearchTools("process id", 5); total != 0 {
 		t.Errorf("pid found after b was removed")
@@ -293,5 +303,19 @@ func TestInstructionsByMode(t *testing.T) {
 		if want == "" && strings.Contains(ins, "hub_search_tools") || want != "" && !strings.Contains(ins, want) {
 			t.Errorf("%s: instructions %q", mode, ins)
 		}
+	}
+}
+
+// TestShadowsLoggedPerServer: the tools a server loses to another are
+// logged in one line per loser and winner, not one per tool (two copies
+// of a server logged a line per tool at every start).
+func TestShadowsLoggedPerServer(t *testing.T) {
+	logs := &testbin.Buffer{}
+	h, _ := startHub(t, &Options{Logger: slog.New(slog.NewTextHandler(logs, nil))},
+		fixtureSpec("a", "-only", "echo,add,pid"), fixtureSpec("b", "-only", "echo,add,pid"))
+	eventually(t, 10*time.Second, "both", func() bool { return h.settled() && len(h.Catalog().Shadowed()) == 3 })
+	lines := strings.Count(logs.String(), "shadowed")
+	if want := `level=WARN msg="tools shadowed" upstream=b winner=a reason=collision count=3 names="add, echo, pid"`; lines != 1 || !strings.Contains(logs.String(), want) {
+		t.Errorf("%d lines about shadowed tools, want one: %s\n%s", lines, want, logs.String())
 	}
 }

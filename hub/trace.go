@@ -175,10 +175,16 @@ func (s *session) endSpans() {
 	if s.h.tracer == nil {
 		return
 	}
+	o := telemetry.Outcome{Error: "session_closed"}
+	if s.stateless != nil && s.stateless.listen != nil {
+		// A 2026-07-28 client's subscriptions/listen lasts until the
+		// client closes it: that is its normal end, not a failure.
+		o = telemetry.Outcome{}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, c := range s.inflight {
-		c.span.End(telemetry.Outcome{Error: "session_closed"})
+		c.span.End(o)
 		c.span = nil
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -433,5 +434,31 @@ func TestTraceWaits(t *testing.T) {
 	}
 	if !queued {
 		t.Error("the call that waited for a slot has no queue wait span")
+	}
+}
+
+// TestTraceListenEndsOK: a 2026-07-28 client's subscriptions/listen
+// stream ends when the client closes it, its normal end: the span is no
+// error (every client that hung up counted as a failure).
+func TestTraceListenEndsOK(t *testing.T) {
+	tr, exp := memTracer(t)
+	_, srv := startHTTPHubOpts(t, &Options{Tracer: tr}, nil, fixtureSpec("a", "-only", "echo"))
+	cs, _ := statelessClient(t, srv.URL, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {}})
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
+	var listen tracetest.SpanStub
+	eventually(t, 10*time.Second, "the listen span", func() bool {
+		for _, s := range exp.GetSpans() {
+			if s.Name == "subscriptions/listen" {
+				listen = s
+				return true
+			}
+		}
+		return false
+	})
+	if listen.Status.Code != codes.Unset {
+		t.Errorf("the listen span ended %v %q, attributes %v; want no error", listen.Status.Code, listen.Status.Description, listen.Attributes)
 	}
 }

@@ -186,7 +186,12 @@ func Run(ctx context.Context, cfg *config.Config, targets []Target, st Store, o 
 	if ts, ok := st.(upstream.TokenStore); ok {
 		opts.Auth = oauth.New(oauth.Options{Store: ts, Logger: logger}) // stored tokens; nobody is asked to log in
 	}
+	// What the hub declares, so a server lists what it lists for the hub.
+	opts.ClientCapabilities = hub.ClientCapabilities
+	ev := &events{}
+	opts.Events = ev
 	mgr := upstream.NewManager(&opts)
+	ev.mgr = mgr
 	mo := mgr.Options()
 
 	p := &Report{}

@@ -31,12 +31,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/mcp-hub/mcp-hub/internal/redact"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
@@ -131,6 +136,9 @@ func Enabled(cfg Config) (bool, error) {
 func Setup(ctx context.Context, cfg Config) (*Tracer, error) {
 	on, err := Enabled(cfg)
 	if err != nil || !on {
+		return nil, err
+	}
+	if err := cfg.checkEndpoint(); err != nil {
 		return nil, err
 	}
 	exp, err := exporter(ctx, cfg)
@@ -286,4 +294,60 @@ func (c Config) Destination() string {
 		endpoint = "the exporter's default endpoint"
 	}
 	return proto + " to " + redact.URL(endpoint)
+}
+
+// checkEndpoint refuses an endpoint in effect that is no URL with a scheme
+// and a host ("localhost:4318"): the exporter would take "localhost" for
+// the scheme, send every batch nowhere, and say so only in a log line at
+// each export.
+func (c Config) checkEndpoint() error {
+	source, v := "telemetry.endpoint", c.Endpoint
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"} {
+		if e := c.env(k); e != "" {
+			source, v = k, e
+			break
+		}
+	}
+	if v == "" {
+		return nil // the exporter's default
+	}
+	if u, err := url.Parse(v); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		return nil
+	}
+	want := v
+	if !strings.Contains(v, "://") {
+		want = "http://" + v
+	}
+	return fmt.Errorf("the OTLP endpoint %s (%s) is no URL with a scheme and a host: write it as %s", redact.URL(v), source, redact.URL(want))
+}
+
+// LogErrors sends what the OpenTelemetry SDK reports (an export that
+// failed: the collector is down or refuses) to logger as warnings, once
+// per distinct message and quarter of an hour: the SDK would log each
+// failed export at info level through the standard log, every few
+// seconds while the collector is away.
+func LogErrors(logger *slog.Logger) {
+	var (
+		mu   sync.Mutex
+		last = map[string]time.Time{}
+	)
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		msg := redact.Error(err.Error())
+		mu.Lock()
+		seen, ok := last[msg]
+		now := time.Now()
+		quiet := ok && now.Sub(seen) < 15*time.Minute
+		if !quiet {
+			if len(last) > 100 {
+				clear(last)
+			}
+			last[msg] = now
+		}
+		mu.Unlock()
+		if quiet {
+			logger.Debug("telemetry: traces not exported", "err", msg)
+			return
+		}
+		logger.Warn("telemetry: traces not exported (said once per quarter of an hour)", "err", msg)
+	}))
 }

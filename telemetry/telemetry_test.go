@@ -1,11 +1,16 @@
 package telemetry
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/otel"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -239,5 +244,41 @@ func TestWaitsUnderTheRequest(t *testing.T) {
 		if s.Parent.SpanID() != call.SpanContext().SpanID() {
 			t.Errorf("%s is not under the call's span", s.Name)
 		}
+	}
+}
+
+// TestSetupRefusesEndpointWithoutScheme: "localhost:4318" reads as a URL
+// of scheme "localhost" and no host; the exporter would send every batch
+// nowhere. Setup refuses it, naming where it came from and the URL meant.
+func TestSetupRefusesEndpointWithoutScheme(t *testing.T) {
+	for _, tt := range []struct {
+		env  map[string]string
+		cfg  Config
+		want string
+	}{
+		{nil, Config{Endpoint: "localhost:4318"}, "the OTLP endpoint localhost:4318 (telemetry.endpoint) is no URL with a scheme and a host: write it as http://localhost:4318"},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4317"}, Config{Endpoint: "http://ok:4318", Protocol: ProtocolGRPC},
+			"the OTLP endpoint collector:4317 (OTEL_EXPORTER_OTLP_ENDPOINT) is no URL with a scheme and a host: write it as http://collector:4317"},
+		{map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http:///v1/traces"}, Config{}, "(OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is no URL with a scheme and a host"},
+	} {
+		tt.cfg.Lookup = func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok }
+		tr, err := Setup(context.Background(), tt.cfg)
+		if tr != nil || err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Setup(%v, %q) = %v, %v; want the error %q", tt.env, tt.cfg.Endpoint, tr, err, tt.want)
+		}
+	}
+}
+
+// TestLogErrors: what the SDK reports (an export that failed) is a
+// warning in the hub's log, once per message and quarter of an hour.
+func TestLogErrors(t *testing.T) {
+	var buf bytes.Buffer
+	LogErrors(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	t.Cleanup(func() { LogErrors(slog.New(slog.DiscardHandler)) })
+	for range 3 {
+		otel.Handle(errors.New(`traces export: Post "http://127.0.0.1:1/v1/traces": connection refused`))
+	}
+	if got := strings.Count(buf.String(), "level=WARN"); got != 1 || strings.Count(buf.String(), "level=DEBUG") != 2 || !strings.Contains(buf.String(), "connection refused") {
+		t.Errorf("log after 3 failed exports:\n%s", buf.String())
 	}
 }

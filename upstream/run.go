@@ -91,6 +91,17 @@ func (u *Upstream) run(start State) {
 		case <-u.kick:
 		default:
 		}
+		if err != nil {
+			select {
+			case <-u.stop:
+				// Cut short because the upstream is stopping (the hub
+				// shuts down while it starts): no failure of the
+				// server's to report, retry or diagnose.
+				u.logger.Debug("connection attempt ended: the upstream is stopping", "err", err)
+				return
+			default:
+			}
+		}
 		if errors.Is(err, errAbandoned) {
 			retryAt = time.Time{} // the queued command decides
 			continue

@@ -274,7 +274,7 @@ func TestAdminPendingUntilCLIApproval(t *testing.T) {
 	hubPID := a.cmd.Process.Pid
 
 	text, sc, isErr := a.call("hub_add_server", map[string]any{"name": "pwn", "command": "bash", "args": []any{"-c", "touch " + marker}})
-	if isErr || sc["approval"] != "pending" || !strings.Contains(text, "mcp-hub approve pwn") {
+	if isErr || sc["approval"] != "pending" || !strings.Contains(text, "mcp-hub approve --data-dir "+data+" pwn") {
 		t.Fatalf("hub_add_server = %q %v", text, sc)
 	}
 	if !strings.Contains(text, "run: bash -c 'touch "+marker+"'") {

@@ -69,8 +69,8 @@ func TestStdioEndToEnd(t *testing.T) {
 	if names = withoutHubTools(names); !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}
-	for _, shadow := range []string{`name=echo upstream=beta original=echo winner=alpha reason=collision`,
-		`name=pid upstream=gamma original=pid winner=beta reason=collision`} {
+	for _, shadow := range []string{`msg="tools shadowed" upstream=beta winner=alpha reason=collision count=1 names=echo`,
+		`msg="tools shadowed" upstream=gamma winner=beta reason=collision count=1 names=pid`} {
 		waitFor(t, 5*time.Second, "the shadow report "+shadow, func() bool { return strings.Contains(c.stderr.String(), shadow) })
 		if n := strings.Count(c.stderr.String(), shadow); n != 1 {
 			t.Errorf("shadow %q logged %d times, want once", shadow, n)

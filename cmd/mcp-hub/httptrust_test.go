@@ -58,7 +58,7 @@ func TestHTTPNoAuthApproval(t *testing.T) {
 			}
 			code, out := restCall(t, "POST", api+"/viaweb/approve", "", nil)
 			if tt.cfg == "" {
-				if code != 403 || !strings.Contains(fmt.Sprint(out["message"]), "mcp-hub approve viaweb") {
+				if code != 403 || !strings.Contains(fmt.Sprint(out["message"]), "mcp-hub approve --data-dir "+data+" viaweb") {
 					t.Errorf("approve with no token configured: %d %v, want 403 pointing to mcp-hub approve", code, out)
 				}
 			} else if code != 401 || !strings.Contains(fmt.Sprint(out["message"]), "needs the bearer token") {

@@ -57,6 +57,26 @@ mcpServers:
 		}
 	}
 
+	// mcp-hub tools prints the catalog a client of the hub sees: the
+	// server lists its sampling, elicitation and roots tools for it too,
+	// as it does for the hub (it lists them by its client's capabilities).
+	out, err := exec.Command(hubBin, "tools", "--json", "--config", cfg, "--data-dir", t.TempDir()).Output()
+	if err != nil {
+		t.Fatalf("mcp-hub tools: %v", err)
+	}
+	var printed struct{ Tools []struct{ Name string } }
+	if err := json.Unmarshal(out, &printed); err != nil {
+		t.Fatalf("mcp-hub tools --json: %v: %s", err, out)
+	}
+	var printedNames []string
+	for _, tl := range printed.Tools {
+		printedNames = append(printedNames, tl.Name)
+	}
+	slices.Sort(printedNames)
+	if served := slices.Sorted(slices.Values(names)); !slices.Equal(printedNames, served) || !slices.Contains(served, "trigger-sampling-request") {
+		t.Errorf("mcp-hub tools prints %v;\nthe hub serves %v", printedNames, served)
+	}
+
 	direct := startRaw(t, nil, "node", everything, "stdio")
 	direct.initialize()
 	for _, c := range []struct{ name, args string }{
