@@ -354,6 +354,8 @@ func TestPagesAndHeaders(t *testing.T) {
 		"/ui/servers/dies": {"Last error", "fatal: fixture told to exit", "What it runs", "-exit-immediately"},
 		"/ui/catalog":      {`data-tool="echo"`, `data-tool="add"`, `data-shadowed="echo"`, "Input schema", "collision"},
 		"/ui/catalog?q=ad": {`data-tool="add"`},
+		// a and b offer the same echo: one row, naming b
+		"/ui/catalog?q=echo": {`data-tool="echo"`, `the same tool is on <a href="/ui/servers/b">b</a> too`},
 		"/ui/activity":     {"No calls yet."},
 		"/ui/settings":     {`data-key="http.listen"`, "127.0.0.1:0"},
 		"/ui/approvals":    {"No server waits for approval."},

@@ -121,11 +121,12 @@ func TestSearchModeStdio(t *testing.T) {
 		t.Errorf("tools/list after 3 more calls = %v, want %v", got, want)
 	}
 
-	// An empty query lists every tool, paged; a filtered or unknown
-	// word finds nothing.
+	// An empty query lists every tool, paged, each once: a's and b's
+	// echo are the same tool (a's, naming b); a filtered or unknown word
+	// finds nothing.
 	all := c.call(t, 12, "tools/call", `{"name":"hub_search_tools","arguments":{"query":"","limit":2,"offset":2}}`)
-	if err := json.Unmarshal(all, &sr); err != nil || sr.Result.StructuredContent.Total != 6 || len(sr.Result.StructuredContent.Tools) != 2 ||
-		sr.Result.StructuredContent.Tools[0].Server != "b" {
+	if err := json.Unmarshal(all, &sr); err != nil || sr.Result.StructuredContent.Total != 5 || len(sr.Result.StructuredContent.Tools) != 2 ||
+		sr.Result.StructuredContent.Tools[0].Server != "b" || sr.Result.StructuredContent.Tools[0].Tool != "pid" {
 		t.Errorf("empty query, offset 2, limit 2: %s", all)
 	}
 }

@@ -46,6 +46,17 @@
 //     part of speech, a synonym shares one sense of the word, a broader
 //     word only part of it.
 //
+// # Copies
+//
+// A tool that several servers offer with the same definition (the same
+// bytes: one server registered under several names, or a tool every
+// server of a kind carries) is one result, so that the first k results
+// are k different tools: the copy of the first server in the catalog's
+// order (the one a call by the tool's name reaches), or the first whose
+// server the query names ("cwd on fx3"), at the best score of the
+// copies, with the other servers in [Result.AlsoOn]. An empty query
+// lists each tool once too.
+//
 // The table holds 30,897 words: those the WordNet concordance tagged at
 // least once, or that have two senses or more (the concordance is of
 // 1960s prose, where "delete" and "folder" never occur; a word's number

@@ -41,6 +41,12 @@ type Result struct {
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"inputSchema"`
 	Score       float64         `json:"score"`
+	// AlsoOn are the other servers that offer the very same tool (the
+	// same definition, byte for byte), in the catalog's order: a search
+	// shows such a tool once, under the server that ranks it best (the
+	// first of them when they rank alike, the one a call by its name
+	// reaches).
+	AlsoOn []string `json:"alsoOn,omitempty"`
 }
 
 // posting is one tool's occurrences of a term, by field.
@@ -55,6 +61,7 @@ type doc struct {
 	title, desc string
 	schema      json.RawMessage
 	lens        [nFields]float64 // terms per field
+	def         uint64           // a hash of the definition (Raw), for finding copies
 }
 
 // segment is the index of one server's tools. A segment is immutable; a
@@ -66,6 +73,7 @@ type segment struct {
 	words  []string             // the terms of post, sorted
 	byName map[string]int       // docs by tool name
 	lenSum [nFields]float64     // terms per field over all docs (and the server's own fields once)
+	names  []string             // the terms of the server's name
 }
 
 // Index ranks the tools of a set of servers. It is immutable and safe for
@@ -88,6 +96,11 @@ type Index struct {
 	// fw are each tool's field weights over their length normalisation
 	// (BM25F: weight / (1 - b + b·length/average)), by tool number.
 	fw [][nFields]float64
+	// copies are the tools several servers offer with the same
+	// definition: each group's tool numbers, in the catalog's order;
+	// copyOf is a tool's group, by tool number (nil: no copies).
+	copies [][]int32
+	copyOf map[int32]int32
 }
 
 // termEntry is one term of an index.
@@ -168,6 +181,7 @@ func build(servers []Server, prev *Index, p *params) *Index {
 			ix.fw = append(ix.fw, w)
 		}
 	}
+	ix.findCopies()
 	ix.terms = make(map[string]*termEntry, n/2)
 	entries := make([]termEntry, 0, n/2) // allocated together
 	for si, s := range ix.segs {
@@ -189,6 +203,79 @@ func build(servers []Server, prev *Index, p *params) *Index {
 	}
 	slices.Sort(ix.words)
 	return ix
+}
+
+// findCopies groups the tools that more than one server offers with the
+// same definition (copies of one server under several names, or one tool
+// every server of a kind has).
+func (ix *Index) findCopies() {
+	first := make(map[uint64][]int32, ix.ndocs) // by definition hash: the tools that have it
+	for si, s := range ix.segs {
+		for d := range s.docs {
+			h := s.docs[d].def
+			first[h] = append(first[h], int32(ix.base[si]+d))
+		}
+	}
+	for _, ds := range first {
+		if len(ds) < 2 {
+			continue
+		}
+		// A hash is not proof: group the tools whose bytes are equal.
+		for len(ds) > 1 {
+			a := ix.doc(ds[0])
+			group := []int32{ds[0]}
+			rest := ds[:0:0]
+			for _, x := range ds[1:] {
+				if b := ix.doc(x); bytes.Equal(a.tool.Raw, b.tool.Raw) && ix.serverOf(x) != ix.serverOf(ds[0]) {
+					group = append(group, x)
+				} else {
+					rest = append(rest, x)
+				}
+			}
+			if len(group) > 1 {
+				if ix.copyOf == nil {
+					ix.copyOf = map[int32]int32{}
+				}
+				for _, x := range group {
+					ix.copyOf[x] = int32(len(ix.copies))
+				}
+				ix.copies = append(ix.copies, group)
+			}
+			ds = rest
+		}
+	}
+	// Groups in catalog order, so that results are the same each time.
+	slices.SortFunc(ix.copies, func(a, b []int32) int { return int(a[0] - b[0]) })
+	for g, ds := range ix.copies {
+		for _, x := range ds {
+			ix.copyOf[x] = int32(g)
+		}
+	}
+}
+
+// serverOf returns the segment of tool number x.
+func (ix *Index) serverOf(x int32) int {
+	i, found := slices.BinarySearch(ix.base, int(x))
+	if !found {
+		i--
+	}
+	return i
+}
+
+// doc returns tool number x.
+func (ix *Index) doc(x int32) *doc {
+	si := ix.serverOf(x)
+	return &ix.segs[si].docs[int(x)-ix.base[si]]
+}
+
+// hashDef is FNV-1a of a tool's definition.
+func hashDef(raw []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range raw {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
 }
 
 // serverLen is the length of field f of the server as one document: its
@@ -225,6 +312,7 @@ func newSegment(srv Server) *segment {
 		var schema json.RawMessage
 		d.title, d.desc, schema = toolParts(t.Raw)
 		d.schema = schema
+		d.def = hashDef(t.Raw)
 		pnames, pdescs := schemaText(schema)
 		texts := [nFields]string{fName: t.Name, fTitle: d.title, fDesc: d.desc, fParamName: pnames, fParamDesc: pdescs}
 		clear(tfs)
@@ -256,6 +344,7 @@ func newSegment(srv Server) *segment {
 		s.byName[t.Name] = len(s.docs)
 		s.docs = append(s.docs, d)
 	}
+	s.names = srvTerms[fServer]
 	for t := range s.post {
 		s.words = append(s.words, t)
 	}

@@ -349,3 +349,81 @@ func TestSummary(t *testing.T) {
 		}
 	}
 }
+
+// copies is a catalog where servers fx1, fx2 and fx3 offer the very same
+// tools (fx3 under a different exposed name, as a shadowed or prefixed
+// one is), and server other a tool of the same name with another
+// description.
+func copies(t testing.TB) *Index {
+	t.Helper()
+	cwd := json.RawMessage(`{"name":"cwd","description":"Returns the working directory.","inputSchema":{"type":"object"}}`)
+	pid := json.RawMessage(`{"name":"pid","description":"Returns the process id.","inputSchema":{"type":"object"}}`)
+	return Build([]Server{
+		{Name: "fx2", Tools: []Tool{{Name: "cwd", ExposedAs: "", Raw: cwd}, {Name: "pid", ExposedAs: "", Raw: pid}}},
+		{Name: "fx1", Tools: []Tool{{Name: "cwd", ExposedAs: "cwd", Raw: cwd}, {Name: "pid", ExposedAs: "pid", Raw: pid}}},
+		{Name: "fx3", Tools: []Tool{{Name: "cwd", ExposedAs: "fx3__cwd", Raw: cwd}}},
+		{Name: "other", Tools: []Tool{{Name: "cwd", ExposedAs: "", Raw: json.RawMessage(`{"name":"cwd","description":"Changes the working directory."}`)}}},
+		{Name: "shell", Description: "Runs commands", Tools: []Tool{{Name: "run", ExposedAs: "run", Raw: json.RawMessage(`{"name":"run","description":"Runs a command in a directory."}`)}}},
+	}, nil)
+}
+
+// TestCopiesCollapse: a tool that several servers offer with the same
+// definition is one result, under the first server by name (the one a
+// call by its name reaches) and naming the others, so that the first k
+// results are k different tools; a tool of the same name and another
+// definition is a result of its own.
+func TestCopiesCollapse(t *testing.T) {
+	ix := copies(t)
+	res, total := ix.Search("working directory", 10)
+	var got []string
+	for _, r := range res {
+		got = append(got, r.Server+"/"+r.Tool+fmt.Sprint(r.AlsoOn))
+	}
+	if want := []string{"fx1/cwd[fx2 fx3]", "other/cwd[]", "shell/run[]"}; !slices.Equal(got, want) || total != 3 {
+		t.Errorf("working directory: %q (total %d), want %q (3)", got, total, want)
+	}
+	if res[0].ExposedAs != "cwd" {
+		t.Errorf("the first copy is the one listed under the name: %+v", res[0])
+	}
+	// A query naming a server ranks that server's copy best: it is the
+	// result, the others are named.
+	res, _ = ix.Search("fx3 working directory", 1)
+	if len(res) != 1 || res[0].Server != "fx3" || !slices.Equal(res[0].AlsoOn, []string{"fx1", "fx2"}) {
+		t.Errorf("fx3 working directory: %+v", res)
+	}
+	// Listing every tool (an empty query) lists each tool once, paged.
+	all, total := ix.Page("", 0, 100)
+	got = got[:0]
+	for _, r := range all {
+		got = append(got, r.Server+"/"+r.Tool+fmt.Sprint(r.AlsoOn))
+	}
+	if want := []string{"fx1/cwd[fx2 fx3]", "fx1/pid[fx2]", "other/cwd[]", "shell/run[]"}; !slices.Equal(got, want) || total != 4 {
+		t.Errorf("every tool: %q (total %d), want %q (4)", got, total, want)
+	}
+	if page, total := ix.Page("", 3, 2); total != 4 || len(page) != 1 || page[0].Tool != "run" {
+		t.Errorf("Page(\"\", 3, 2) = %v, %d", page, total)
+	}
+	// Text names the other servers; the structured result lists them.
+	res, total = ix.Search("process id", 5)
+	txt := Text("process id", res, total, 0)
+	if !strings.Contains(txt, `1. server "fx1" tool "pid": Returns the process id.`+"\n"+`   the same tool is on "fx2" too`) {
+		t.Errorf("Text:\n%s", txt)
+	}
+	var out struct {
+		StructuredContent struct {
+			Tools []map[string]any
+		}
+	}
+	if err := json.Unmarshal(AppendCallResult(nil, "process id", res, total, 0), &out); err != nil || len(out.StructuredContent.Tools) != 1 ||
+		fmt.Sprint(out.StructuredContent.Tools[0]["alsoOn"]) != "[fx2]" {
+		t.Errorf("structured result: %+v %v", out, err)
+	}
+}
+
+func TestWriteServers(t *testing.T) {
+	var b strings.Builder
+	writeServers(&b, []string{"a", "b", "c", "d", "e", "f", "g"})
+	if got := b.String(); got != `"a", "b", "c", "d", "e" and 2 more` {
+		t.Errorf("writeServers = %s", got)
+	}
+}
