@@ -55,7 +55,11 @@
 // order (the one a call by the tool's name reaches), or the first whose
 // server the query names ("cwd on fx3"), at the best score of the
 // copies, with the other servers in [Result.AlsoOn]. An empty query
-// lists each tool once too.
+// lists each tool once too. Copies count once in the statistics (how
+// many tools and servers have a word, mean lengths): a catalog with one
+// server registered 22 times ranks, score for score, as with it once
+// (the 22 copies had made every other word rarer, and the copies' own
+// words commoner).
 //
 // The table holds 30,897 words: those the WordNet concordance tagged at
 // least once, or that have two senses or more (the concordance is of

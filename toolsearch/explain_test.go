@@ -32,8 +32,8 @@ func explain(ix *Index, query, server, tool string) string {
 		return "no tool " + tool
 	}
 	p := ix.p
-	n := float64(ix.ndocs)
-	nsrv := float64(len(ix.segs))
+	n := float64(ix.ndistinct)
+	nsrv := float64(ix.nsrv)
 	total, srv := 0.0, 0.0
 	fmt.Fprintf(&b, "%s/%s for %q:\n", server, tool, query)
 	for _, q := range qt {
@@ -45,8 +45,9 @@ func explain(ix *Index, query, server, tool string) string {
 		if q.w > 0 {
 			qw = q.w
 		}
-		idf := math.Log(1 + (n-float64(e.df)+0.5)/(float64(e.df)+0.5))
-		sdf := float64(len(e.refs))
+		df := float64(max(e.df, 1)) // a word of copies only (a server name) counts as one tool's
+		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		sdf := float64(max(e.sdf, 1))
 		sidf := math.Log(1 + (nsrv-sdf+0.5)/(sdf+0.5))
 		for _, ref := range e.refs {
 			if ref.seg != si {

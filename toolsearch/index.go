@@ -86,9 +86,12 @@ type Index struct {
 	segs      []*segment
 	base      []int // the number of the first tool of each segment
 	ndocs     int
-	avg       [nFields]float64 // mean terms per field per tool
-	savg      [nFields]float64 // mean terms per field per server
-	p         *params
+	// ndistinct and nsrv are the tools and servers that count in the
+	// statistics: copies of a tool once, a server of copies not.
+	ndistinct, nsrv int
+	avg             [nFields]float64 // mean terms per field per tool
+	savg            [nFields]float64 // mean terms per field per server
+	p               *params
 	// terms are every term's postings, by segment; words are the terms,
 	// sorted (for affix matching).
 	terms map[string]*termEntry
@@ -105,7 +108,8 @@ type Index struct {
 
 // termEntry is one term of an index.
 type termEntry struct {
-	df   int // tools that have it
+	df   int // tools that have it (copies of a tool once)
+	sdf  int // servers that have it (a server of copies only: none)
 	refs []termRef
 }
 
@@ -159,17 +163,38 @@ func build(servers []Server, prev *Index, p *params) *Index {
 	if ix.ndocs == 0 {
 		return ix
 	}
+	// Copies of a tool count once in the statistics (how many tools
+	// and servers have a word, the mean lengths): a catalog with a
+	// server registered twice ranks as with it once.
+	ix.findCopies()
+	dup := ix.extraCopies()
+	ix.ndistinct, ix.nsrv = ix.ndocs, len(ix.segs)
 	n := 0
-	for _, s := range ix.segs {
+	for si, s := range ix.segs {
 		n += len(s.words)
+		extra := 0
+		for d := range s.docs {
+			if dup != nil && dup[ix.base[si]+d] {
+				extra++
+				for f := range nFields {
+					ix.avg[f] -= s.docs[d].lens[f]
+				}
+			}
+		}
+		ix.ndistinct -= extra
+		if extra == len(s.docs) {
+			ix.nsrv--
+		}
 		for f := range nFields {
 			ix.avg[f] += s.lenSum[f]
-			ix.savg[f] += s.serverLen(f)
+			if extra < len(s.docs) {
+				ix.savg[f] += s.serverLen(f)
+			}
 		}
 	}
 	for f := range nFields {
-		ix.savg[f] /= float64(len(ix.segs))
-		ix.avg[f] /= float64(ix.ndocs)
+		ix.savg[f] /= float64(ix.nsrv)
+		ix.avg[f] /= float64(ix.ndistinct)
 	}
 	ix.fw = make([][nFields]float64, 0, ix.ndocs)
 	for _, s := range ix.segs {
@@ -181,7 +206,6 @@ func build(servers []Server, prev *Index, p *params) *Index {
 			ix.fw = append(ix.fw, w)
 		}
 	}
-	ix.findCopies()
 	ix.terms = make(map[string]*termEntry, n/2)
 	entries := make([]termEntry, 0, n/2) // allocated together
 	for si, s := range ix.segs {
@@ -197,7 +221,18 @@ func build(servers []Server, prev *Index, p *params) *Index {
 				ix.words = append(ix.words, w)
 			}
 			post := s.post[w]
-			e.df += len(post)
+			df := len(post)
+			if dup != nil {
+				for _, ps := range post {
+					if dup[ix.base[si]+int(ps.doc)] {
+						df--
+					}
+				}
+			}
+			e.df += df
+			if df > 0 {
+				e.sdf++
+			}
 			e.refs = append(e.refs, termRef{seg: si, post: post})
 		}
 	}
@@ -251,6 +286,21 @@ func (ix *Index) findCopies() {
 			ix.copyOf[x] = int32(g)
 		}
 	}
+}
+
+// extraCopies returns, by tool number, whether a tool is a copy of one
+// of an earlier server (nil: there are none).
+func (ix *Index) extraCopies() []bool {
+	if ix.copies == nil {
+		return nil
+	}
+	dup := make([]bool, ix.ndocs)
+	for _, g := range ix.copies {
+		for _, x := range g[1:] {
+			dup[x] = true
+		}
+	}
+	return dup
 }
 
 // serverOf returns the segment of tool number x.

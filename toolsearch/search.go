@@ -275,8 +275,8 @@ func (ix *Index) score(qt []queryTerm) *[]float64 {
 	p := ix.p
 	buf := scoreBuffer(ix.ndocs)
 	scores := *buf
-	n := float64(ix.ndocs)
-	nsrv := float64(len(ix.segs))
+	n := float64(ix.ndistinct)
+	nsrv := float64(ix.nsrv)
 	var srvScore []float64
 	if p.server > 0 {
 		srvScore = make([]float64, len(ix.segs))
@@ -290,8 +290,9 @@ func (ix *Index) score(qt []queryTerm) *[]float64 {
 		if q.w > 0 {
 			qw = q.w
 		}
-		idf := math.Log(1 + (n-float64(e.df)+0.5)/(float64(e.df)+0.5))
-		sdf := float64(len(e.refs))
+		df := float64(max(e.df, 1)) // a word of copies only (a server name) counts as one tool's
+		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		sdf := float64(max(e.sdf, 1))
 		sidf := math.Log(1 + (nsrv-sdf+0.5)/(sdf+0.5))
 		for _, ref := range e.refs {
 			s := ix.segs[ref.seg]

@@ -427,3 +427,37 @@ func TestWriteServers(t *testing.T) {
 		t.Errorf("writeServers = %s", got)
 	}
 }
+
+// TestCopiesCountOnce: copies of a server's tools count once in the
+// statistics, so a catalog with a server registered under several
+// names ranks, score for score, as with it once.
+func TestCopiesCountOnce(t *testing.T) {
+	base := []Server{
+		{Name: "fs", Tools: []Tool{
+			{Name: "read_file", ExposedAs: "read_file", Raw: json.RawMessage(`{"name":"read_file","description":"Reads a file. Only works within allowed directories."}`)},
+			{Name: "list_dir", ExposedAs: "list_dir", Raw: json.RawMessage(`{"name":"list_dir","description":"Lists a directory. Only works within allowed directories."}`)},
+		}},
+		{Name: "fx1", Tools: []Tool{
+			{Name: "cwd", ExposedAs: "cwd", Raw: json.RawMessage(`{"name":"cwd","description":"Returns the working directory."}`)},
+			{Name: "pid", ExposedAs: "pid", Raw: json.RawMessage(`{"name":"pid","description":"Returns the process id."}`)},
+		}},
+	}
+	many := slices.Clone(base)
+	for i := 2; i <= 22; i++ {
+		many = append(many, Server{Name: fmt.Sprintf("fx%d", i), Tools: base[1].Tools})
+	}
+	one, all := Build(base, nil), Build(many, nil)
+	for _, q := range []string{"works at a directory", "the working directory", "process id", "read a file"} {
+		a, _ := one.Search(q, 10)
+		b, _ := all.Search(q, 10)
+		if len(a) != len(b) {
+			t.Errorf("%q: %d results with one copy, %d with 22", q, len(a), len(b))
+			continue
+		}
+		for i := range a {
+			if a[i].Server != b[i].Server || a[i].Tool != b[i].Tool || a[i].Score != b[i].Score {
+				t.Errorf("%q: %d. %s/%s %.3f with one copy, %s/%s %.3f with 22", q, i+1, a[i].Server, a[i].Tool, a[i].Score, b[i].Server, b[i].Tool, b[i].Score)
+			}
+		}
+	}
+}
