@@ -21,11 +21,15 @@ mcpServers:
 `, fixtureBin))
 }
 
-// rankOf returns "server/tool" of each tool of a {tools, total} object.
+// rankOf returns "server/tool" of each tool of a {tools, total} object,
+// with the other servers that offer it ("alpha/pid[beta]").
 func rankOf(t *testing.T, raw []byte) []string {
 	t.Helper()
 	var r struct {
-		Tools []struct{ Server, Tool string }
+		Tools []struct {
+			Server, Tool string
+			AlsoOn       []string
+		}
 		Total *int
 	}
 	if err := json.Unmarshal(raw, &r); err != nil || r.Total == nil {
@@ -33,7 +37,11 @@ func rankOf(t *testing.T, raw []byte) []string {
 	}
 	var out []string
 	for _, x := range r.Tools {
-		out = append(out, x.Server+"/"+x.Tool)
+		s := x.Server + "/" + x.Tool
+		if len(x.AlsoOn) > 0 {
+			s += fmt.Sprint(x.AlsoOn)
+		}
+		out = append(out, s)
 	}
 	return out
 }
@@ -68,6 +76,11 @@ func TestSearchModeAndSameOrder(t *testing.T) {
 		viaCLI := rankOf(t, []byte(stdout))
 		if len(viaHub) == 0 || !slices.Equal(viaHub, viaCLI) {
 			t.Errorf("%q: hub_search_tools ranks %v, mcp-hub tools --search %v", q, viaHub, viaCLI)
+		}
+		// alpha and beta offer the same pid: one result, alpha's, naming
+		// beta, in both.
+		if q == "the process id" && (!slices.Contains(viaCLI, "alpha/pid[beta]") || slices.Contains(viaCLI, "beta/pid")) {
+			t.Errorf("%q: tools --search --json %v, want alpha/pid[beta] and no beta/pid", q, viaCLI)
 		}
 	}
 	// The table names the best match first; alpha and beta offer the
