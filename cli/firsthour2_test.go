@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -216,6 +218,29 @@ func TestAddressInUse(t *testing.T) {
 	o := s.run(t, Serve, "serve", "--http", addr, "--http-no-auth")
 	if want := "bind: address already in use: another program listens there; a hub may already serve there: curl http://" + addr + "/healthz answers \"ok\" if one does, and ss -ltnp 'sport = :" + port + "' (lsof -i :" + port + " on macOS) names the program. Stop it, or serve on another port (--http 127.0.0.1:"; o.code != ExitFail || !strings.Contains(o.stderr, want) {
 		t.Errorf("want exit %d and %q; got %s", ExitFail, want, o)
+	}
+}
+
+// TestAddressInUseMakesNoToken: serve --http on a busy port fails before
+// it generates a bearer token: a fresh data directory stays empty and no
+// token is printed. It wrote and printed a new token, then failed.
+func TestAddressInUseMakesNoToken(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	s := newSetup(t, "")
+	s.data = filepath.Join(s.data, "fresh")
+	o := s.run(t, Serve, "serve", "--http", ln.Addr().String())
+	if o.code != ExitFail || !strings.Contains(o.stderr, "address already in use") {
+		t.Fatalf("want exit %d and address already in use; got %s", ExitFail, o)
+	}
+	if strings.Contains(o.stderr, "bearer token") {
+		t.Errorf("a token was printed for a hub that never served:\n%s", o.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(s.data, "http-token")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the data directory got a token: %v", err)
 	}
 }
 
