@@ -26,8 +26,9 @@ const tokenFile = "http-token"
 
 // httpSetup checks the HTTP settings and returns the listener and the front's
 // options. A non-loopback address needs http.allowRemote and a token; no-auth
-// is for loopback only.
-func httpSetup(cfg *config.Config, stderr io.Writer, logger *slog.Logger) (net.Listener, *hub.HTTPOptions, error) {
+// is for loopback only. approve is the command that approves in this
+// hub's store ([Env.approveCommand]).
+func httpSetup(cfg *config.Config, stderr io.Writer, logger *slog.Logger, approve string) (net.Listener, *hub.HTTPOptions, error) {
 	host, _, err := net.SplitHostPort(cfg.HTTPListen)
 	if err != nil {
 		return nil, nil, fmt.Errorf("http.listen %q: want host:port, e.g. 127.0.0.1:7411", cfg.HTTPListen)
@@ -79,7 +80,7 @@ func httpSetup(cfg *config.Config, stderr io.Writer, logger *slog.Logger) (net.L
 		}
 		approval := "approving over the REST API still needs the bearer token"
 		if opts.Token == "" {
-			approval = "approving over the REST API is off (no token configured): approve with mcp-hub approve NAME"
+			approval = "approving over the REST API is off (no token configured): approve with " + approve + " NAME"
 		}
 		logger.Warn("HTTP authentication is OFF (--http-no-auth): any local process can use the hub; Host and Origin checks stay on; " + approval)
 	} else {

@@ -104,7 +104,7 @@ func Serve(ctx context.Context, e *Env) int {
 		hopts *hub.HTTPOptions
 	)
 	if cfg.HTTPListen != "" {
-		if ln, hopts, err = httpSetup(cfg, e.Stderr, logger); err != nil {
+		if ln, hopts, err = httpSetup(cfg, e.Stderr, logger, e.approveCommand(cfg)); err != nil {
 			if addrInUse(err) {
 				fmt.Fprintf(e.Stderr, "mcp-hub: %v: %s\n", err, e.whoListens(ctx, cfg, cfg.HTTPListen))
 				return ExitFail
@@ -139,7 +139,7 @@ func Serve(ctx context.Context, e *Env) int {
 		}
 	}
 	ho := cfg.HubOptions(config.HubParams{Version: e.Build.version(), Logger: logger, Store: hubstore.Store{Store: st}, ProcessGroups: groups})
-	ho.ApproveCommand = e.approveCommand(cfg, dataDir)
+	ho.ApproveCommand = e.approveCommand(cfg)
 	tracer, err := startTracing(ctx, e, cfg, logger)
 	if err != nil {
 		fmt.Fprintln(e.Stderr, "mcp-hub:", err)
@@ -316,17 +316,47 @@ func newLogger(w io.Writer, cfg *config.Config) *slog.Logger {
 // registration in the store this hub serves: the program as it was run
 // and, when they are not the defaults, the data dir or store (a store's
 // secret masked: it is shown as written, ${VAR} included).
-func (e *Env) approveCommand(cfg *config.Config, dataDir string) string {
+func (e *Env) approveCommand(cfg *config.Config) string {
 	var flags []string
 	switch {
 	case cfg.Store != "":
 		flags = []string{"--store", string(cfg.Store)}
 	case cfg.DataDir != "":
-		flags = []string{"--data-dir", dataDir}
+		flags = []string{"--data-dir", cfg.DataDir}
 	}
 	cmd := e.prog() + " approve"
 	for _, a := range redact.Argv(flags) {
 		cmd += " " + shellQuote(a)
 	}
 	return cmd
+}
+
+// oursAt is [Env.ours] for a command run on the store cfg names: a
+// "mcp-hub approve NAME" of the text also names that store's data dir or
+// URL when it is not the default one ([Env.approveCommand]), so that the
+// command, copied, approves in the store that was looked at. One that
+// names its flags already is left alone.
+func (e *Env) oursAt(cfg *config.Config, s string) string {
+	s = e.ours(s)
+	plain, full := e.prog()+" approve", e.approveCommand(cfg)
+	if full == plain {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, plain+" ")
+		if i < 0 {
+			break
+		}
+		rest := s[i+len(plain)+1:]
+		b.WriteString(s[:i])
+		if strings.HasPrefix(rest, "-") {
+			b.WriteString(plain + " ")
+		} else {
+			b.WriteString(full + " ")
+		}
+		s = rest
+	}
+	b.WriteString(s)
+	return b.String()
 }

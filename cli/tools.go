@@ -75,12 +75,12 @@ func Tools(ctx context.Context, e *Env) int {
 			}
 			return ExitOK
 		}
-		printTools(e, rep)
+		printTools(e, cfg, rep)
 		return ExitOK
 	})
 }
 
-func printTools(e *Env, rep *probe.ToolsReport) {
+func printTools(e *Env, cfg *config.Config, rep *probe.ToolsReport) {
 	w, prog := e.Stdout, e.prog()
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tUPSTREAM\tORIGINAL NAME")
@@ -118,7 +118,7 @@ func printTools(e *Env, rep *probe.ToolsReport) {
 			if u.NotRun != "" {
 				state, why = "not run", u.NotRun
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", u.Name, state, oneLine(e.ours(why)))
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", u.Name, state, oneLine(e.oursAt(cfg, why)))
 		}
 		tw.Flush()
 	}
