@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -105,5 +106,42 @@ func TestDoctor(t *testing.T) {
 	empty := newSetup(t, "")
 	if o := empty.run(t, Doctor, "doctor"); o.code != ExitOK || !strings.HasPrefix(o.stdout, "No upstreams: "+empty.config+" defines none") {
 		t.Errorf("doctor with no upstreams: %s", o)
+	}
+}
+
+// TestToolsListsWhatClientsAreServed: tools prints the tools/list a client
+// of the hub gets, in its order, the hub's own tools as the configuration
+// selects them: code mode's hub_run_code was left out.
+func TestToolsListsWhatClientsAreServed(t *testing.T) {
+	s := newSetup(t, fixtureConfig("alpha", []string{"-only", "echo,add"}, "codeMode:\n  mode: \"on\"\n"))
+	o := s.run(t, Tools, "tools", "--json")
+	if o.code != ExitOK {
+		t.Fatalf("tools --json: %s", o)
+	}
+	var rep probe.ToolsReport
+	if err := json.Unmarshal([]byte(o.stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, o.stdout)
+	}
+	var printed []string
+	for _, tl := range rep.Tools {
+		printed = append(printed, tl.Name)
+	}
+	serve := &setup{data: t.TempDir(), config: s.config}
+	c := startServe(t, serve)
+	a := c.call(t, "2", "tools/list", `{}`)
+	c.close(t)
+	var list struct{ Tools []struct{ Name string } }
+	if err := json.Unmarshal(a.Result, &list); err != nil {
+		t.Fatalf("tools/list: %v: %s", err, a.Result)
+	}
+	var served []string
+	for _, tl := range list.Tools {
+		served = append(served, tl.Name)
+	}
+	if !slices.Equal(printed, served) {
+		t.Errorf("tools printed %v\nthe hub serves %v", printed, served)
+	}
+	if !slices.Contains(printed, "hub_run_code") {
+		t.Errorf("tools printed no hub_run_code with codeMode on: %v", printed)
 	}
 }

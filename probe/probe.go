@@ -315,9 +315,12 @@ func parseItems(raws []json.RawMessage, parse func([]byte) (catalog.Item, error)
 }
 
 // ownTools returns the hub's own tools (hub_*) as the configuration selects
-// them, taken from a hub that never starts.
+// them (the admin tools, tool search, code mode), taken from a hub built
+// with the configuration's options that never starts.
 func ownTools(cfg *config.Config) []catalog.Item {
-	h, err := hub.New(&hub.Options{Admin: hub.AdminMode(cfg.AdminTools), Approval: hub.ApprovalMode(cfg.AdminApproval)})
+	o := cfg.HubOptions(config.HubParams{})
+	o.Logger = slog.New(slog.DiscardHandler)
+	h, err := hub.New(o)
 	if err != nil {
 		return nil
 	}
