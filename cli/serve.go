@@ -18,6 +18,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/console"
 	"github.com/mcp-hub/mcp-hub/hub"
@@ -43,7 +45,7 @@ func Serve(ctx context.Context, e *Env) int {
 	showVersion := fs.Bool("version", false, "print version information and exit")
 	fs.String("http", "", "also serve MCP over HTTP on this address, e.g. 127.0.0.1:7411 (streamable HTTP at /mcp, legacy SSE at /sse)")
 	stdioToo := fs.Bool("stdio", false, "with --http: serve stdio as well")
-	fs.String("catalog-expose", "", "all, search or auto: which tools tools/list holds (also $MCP_HUB_CATALOG__EXPOSE)")
+	addExposeFlag(fs)
 	fs.Bool("http-no-auth", false, "with --http: no bearer token (loopback only; for tools that cannot send headers)")
 	fs.Bool("http-allow-remote", false, "with --http: allow a non-loopback address (a token is then mandatory)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file (for development)")
@@ -359,4 +361,10 @@ func (e *Env) oursAt(cfg *config.Config, s string) string {
 	}
 	b.WriteString(s)
 	return b.String()
+}
+
+// addExposeFlag defines --catalog-expose (the catalog.expose key), which
+// serve and tools take: which tools a client's tools/list holds.
+func addExposeFlag(fs *pflag.FlagSet) {
+	fs.String("catalog-expose", "", "all, search or auto: which tools tools/list holds (also $MCP_HUB_CATALOG__EXPOSE)")
 }

@@ -137,7 +137,13 @@ type Report struct {
 	Catalog *catalog.Catalog
 	// Search indexes the catalog's tools as the hub does (hub_search_tools).
 	Search *toolsearch.Index
-	Wait   time.Duration // the bound on waiting for the upstreams
+	// Searching is set when the hub serves this catalog in search mode
+	// (catalog.expose search, or auto over searchAbove tools); Listed are
+	// then the tools its tools/list holds (the hub's own and
+	// alwaysExpose), in its order.
+	Searching bool
+	Listed    []catalog.Entry
+	Wait      time.Duration // the bound on waiting for the upstreams
 }
 
 // Run starts every target that would run, waits (bounded by the
@@ -267,6 +273,9 @@ wait:
 		Own:       ownTools(cfg),
 	})
 	p.Search = toolsearch.Build(toolsearch.FromCatalog(p.Catalog, srcs, descs), nil)
+	if ex := cfg.Exposure(); ex.Searching(p.Catalog) {
+		p.Searching, p.Listed = true, ex.Listed(p.Catalog)
+	}
 
 	closed := make(chan struct{})
 	go func() {
