@@ -142,6 +142,7 @@ func Serve(ctx context.Context, e *Env) int {
 	}
 	ho := cfg.HubOptions(config.HubParams{Version: e.Build.version(), Logger: logger, Store: hubstore.Store{Store: st}, ProcessGroups: groups})
 	ho.ApproveCommand = e.approveCommand(cfg)
+	ho.Command = func(sub string) string { return e.storeCommand(cfg, sub) }
 	tracer, err := startTracing(ctx, e, cfg, logger)
 	if err != nil {
 		fmt.Fprintln(e.Stderr, "mcp-hub:", err)
@@ -319,6 +320,13 @@ func newLogger(w io.Writer, cfg *config.Config) *slog.Logger {
 // and, when they are not the defaults, the data dir or store (a store's
 // secret masked: it is shown as written, ${VAR} included).
 func (e *Env) approveCommand(cfg *config.Config) string {
+	return e.storeCommand(cfg, "approve")
+}
+
+// storeCommand is mcp-hub's subcommand sub as the hub's messages show it
+// for the store cfg names ([Env.approveCommand]): "./bin/mcp-hub remove
+// --data-dir /srv/hub".
+func (e *Env) storeCommand(cfg *config.Config, sub string) string {
 	var flags []string
 	switch {
 	case cfg.Store != "":
@@ -326,7 +334,7 @@ func (e *Env) approveCommand(cfg *config.Config) string {
 	case cfg.DataDir != "":
 		flags = []string{"--data-dir", cfg.DataDir}
 	}
-	cmd := e.prog() + " approve"
+	cmd := e.prog() + " " + sub
 	for _, a := range redact.Argv(flags) {
 		cmd += " " + shellQuote(a)
 	}
