@@ -37,6 +37,11 @@ type Options struct {
 	ClientVersion string
 	// Logger receives what the upstreams log; nil discards it.
 	Logger *slog.Logger
+	// Command is a subcommand of mcp-hub as a person runs it on the store
+	// probed ("mcp-hub remove --data-dir /srv/hub"), for the messages that
+	// say how to change a registration there (upstream.Home); nil:
+	// "mcp-hub remove".
+	Command func(sub string) string
 }
 
 // stopLimit bounds stopping the upstreams after a probe.
@@ -144,7 +149,13 @@ type Report struct {
 	Searching bool
 	Listed    []catalog.Entry
 	Wait      time.Duration // the bound on waiting for the upstreams
+
+	homes map[string]upstream.Home // where each target is defined
 }
+
+// Home says where the named upstream is defined: its config file, or the
+// store (and the commands that change a registration there).
+func (p *Report) Home(name string) upstream.Home { return p.homes[name] }
 
 // Run starts every target that would run, waits (bounded by the
 // initialize and list timeouts, and by ctx) until each has connected or
@@ -173,9 +184,12 @@ func Run(ctx context.Context, cfg *config.Config, targets []Target, st Store, o 
 	// As the hub's gate: a stored registration runs only with the launch
 	// spec a person approved, checked again right before it starts.
 	stored := map[string]bool{}
+	homes := map[string]upstream.Home{}
 	for _, t := range targets {
 		stored[t.Spec.Name] = t.Stored
+		homes[t.Spec.Name] = upstream.Home{Source: upstream.Source(t.Source), ConfigFile: cfg.File, Command: o.Command}
 	}
+	opts.Home = func(name string) upstream.Home { return homes[name] }
 	opts.Gate = func(ctx context.Context, spec upstream.Spec) error {
 		if !stored[spec.Name] {
 			return nil
@@ -200,7 +214,7 @@ func Run(ctx context.Context, cfg *config.Config, targets []Target, st Store, o 
 	ev.mgr = mgr
 	mo := mgr.Options()
 
-	p := &Report{}
+	p := &Report{homes: homes}
 	started := map[string]time.Time{}
 	ups := map[string]*upstream.Upstream{}
 	for _, t := range targets {
