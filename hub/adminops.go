@@ -205,9 +205,7 @@ func (h *Hub) waitAttempt(ctx context.Context, name string, wait time.Duration) 
 	deadline := time.Now().Add(wait)
 	for {
 		st := u.Status()
-		busy := st.Applied < sent || st.State == upstream.StateConnecting ||
-			(st.State == upstream.StatePending && st.Attempts == 0 && !st.Settled)
-		if (!busy && h.catalogCurrent()) || time.Now().After(deadline) || ctx.Err() != nil {
+		if (!attemptBusy(st, sent) && h.catalogCurrent()) || time.Now().After(deadline) || ctx.Err() != nil {
 			return st
 		}
 		time.Sleep(20 * time.Millisecond)

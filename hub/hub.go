@@ -146,6 +146,7 @@ type Hub struct {
 	configured map[string]ConfigServer       // the config file's upstreams (hubs without a store)
 	approved   map[string]string             // approved fingerprints as the store said last (reconcile)
 	sources    map[string]upstream.Source    // who registered each upstream, as the store said last (reconcile)
+	notes      noteBatches                   // list_changed held while several upstreams change (notebatch.go)
 	changed    chan struct{}                 // closed and replaced after each rebuild
 	closed     bool
 
@@ -393,6 +394,7 @@ func (h *Hub) Close() error {
 		h.wg.Wait() // the store follower and saver
 		h.mgr.Close()
 		<-h.done
+		h.endBatches(func(*noteBatch) bool { return true }) // their timers
 	})
 	return nil
 }

@@ -60,6 +60,7 @@ var ErrApprovalRequired = errors.New("approval required")
 func (h *Hub) Start(ctx context.Context, config []ConfigServer) error {
 	h.starting.Store(true) // not ready (/readyz) until it returns
 	defer h.starting.Store(false)
+	defer h.batchNotes()() // sessions hear once that the upstreams came up
 	if err := h.allowedConfig(config); err != nil {
 		return err
 	}
@@ -366,6 +367,7 @@ func (h *Hub) Reload(ctx context.Context, config []ConfigServer) error {
 	if err := h.allowedConfig(config); err != nil {
 		return err
 	}
+	defer h.batchNotes()() // sessions hear once of every upstream it changes
 	if h.opts.Store == nil {
 		return h.applyConfig(config)
 	}
@@ -465,8 +467,9 @@ func (h *Hub) followStore() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		changed, err := h.opts.Store.Changed(ctx)
 		if err == nil && changed {
+			applied := h.batchNotes() // an import of several servers is heard once
 			err = h.reconcile(ctx)
-			h.upstreamChanged("")
+			applied()
 		}
 		cancel()
 		switch {
