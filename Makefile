@@ -100,7 +100,7 @@ bench: deps
 # against a hub-answered call. Reads ../shared/data/tool-retrieval (or
 # $$MCPHUB_SEARCH_DATA); make test holds the quality floors.
 eval-search:
-	MCPHUB_EVAL_SEARCH=1 $(GO) test -count=1 -v -run 'TestRetrievalQuality|TestSyntheticCatalog' ./toolsearch/
+	MCPHUB_EVAL_SEARCH=1 $(GO) test -count=1 -v -run 'TestRetrievalQuality|TestRealServers|TestSyntheticCatalog' ./toolsearch/
 	MCPHUB_EVAL_SEARCH=1 $(GO) test -count=1 -v -run 'TestSearchModeListSize|TestSearchCostVsHubCall' ./hub/
 
 # Release archives of every target this machine builds (Linux: linux-x64,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/pflag"
@@ -171,9 +172,25 @@ func printSearch(e *Env, ix *toolsearch.Index, query string, limit int, asJSON b
 		if listed == "" {
 			listed = "- (hub_call_tool)"
 		}
-		fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\t%s\t%s\n", i+1, r.Score, r.Server, r.Tool, listed, oneLine(r.Description))
+		desc := oneLine(r.Description)
+		if len(r.AlsoOn) > 0 {
+			// A tool several servers offer alike is one line.
+			desc = "(the same on " + alsoOn(r.AlsoOn) + ") " + desc
+		}
+		fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\t%s\t%s\n", i+1, r.Score, r.Server, r.Tool, listed, desc)
 	}
 	tw.Flush()
 	fmt.Fprintf(e.Stdout, "\n%d of %d matching tool(s).\n", len(results), total)
 	return ExitOK
+}
+
+// alsoOn names the other servers of a search result: the first three and
+// how many more.
+func alsoOn(servers []string) string {
+	const shown = 3
+	s := strings.Join(servers[:min(len(servers), shown)], ", ")
+	if more := len(servers) - shown; more > 0 {
+		s += fmt.Sprintf(" and %d more", more)
+	}
+	return s
 }

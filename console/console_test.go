@@ -354,9 +354,13 @@ func TestPagesAndHeaders(t *testing.T) {
 		"/ui/servers/dies": {"Last error", "fatal: fixture told to exit", "What it runs", "-exit-immediately"},
 		"/ui/catalog":      {`data-tool="echo"`, `data-tool="add"`, `data-shadowed="echo"`, "Input schema", "collision"},
 		"/ui/catalog?q=ad": {`data-tool="add"`},
-		"/ui/activity":     {"No calls yet."},
-		"/ui/settings":     {`data-key="http.listen"`, "127.0.0.1:0"},
-		"/ui/approvals":    {"No server waits for approval."},
+		// a and b offer the same echo: one row, naming b; a's too when
+		// the query names b (a's is the one listed)
+		"/ui/catalog?q=echo":          {`data-tool="echo"`, `the same tool is on <a href="/ui/servers/b">b</a> too`},
+		"/ui/catalog?q=echo%20on%20b": {`data-tool="echo"`, `the same tool is on <a href="/ui/servers/b">b</a> too`},
+		"/ui/activity":                {"No calls yet."},
+		"/ui/settings":                {`data-key="http.listen"`, "127.0.0.1:0"},
+		"/ui/approvals":               {"No server waits for approval."},
 	} {
 		res := b.get(path, nil)
 		body := readAll(t, res)
@@ -374,6 +378,11 @@ func TestPagesAndHeaders(t *testing.T) {
 	}
 	if body := b.page("/ui/catalog?q=ad"); strings.Contains(body, `data-tool="echo"`) {
 		t.Error("the search does not filter")
+	}
+	for _, q := range []string{"echo", "echo%20on%20b"} {
+		if n := strings.Count(b.page("/ui/catalog?q="+q), `data-tool="echo"`); n != 1 {
+			t.Errorf("catalog search %s: %d rows of echo, want 1", q, n)
+		}
 	}
 	// The catalog's search ranks as hub_search_tools does: the same tools
 	// in the same order (those listed under a name).

@@ -333,6 +333,9 @@ type toolRow struct {
 	Schema                 string // the input schema, indented
 	Fixes                  []string
 	Stale                  bool
+	// AlsoOn are the other servers that offer the same tool (a search
+	// shows it once).
+	AlsoOn []string
 }
 
 type catalogPage struct {
@@ -374,12 +377,24 @@ func (c *Console) catalogData(q string) catalogPage {
 		// The servers' tools ranked as hub_search_tools ranks them (a
 		// shadowed one is under Shadowed names), then the hub's own
 		// tools whose name or description holds the words.
+		// A tool several servers offer alike is one result: its row is
+		// the copy listed under a name, with the other servers.
 		ix := c.h.SearchIndex()
 		results, _ := ix.Search(q, ix.Len())
 		for _, r := range results {
-			if e, ok := cat.Tool(r.ExposedAs); ok && r.ExposedAs != "" && e.Server == r.Server {
-				p.Tools = append(p.Tools, row(e))
+			e, ok := cat.Tool(r.ExposedAs)
+			if !ok || r.ExposedAs == "" || e.Server != r.Server {
+				if e, ok = cat.Tool(r.Tool); !ok || !slices.Contains(r.AlsoOn, e.Server) {
+					continue
+				}
 			}
+			tr := row(e)
+			for _, s := range append([]string{r.Server}, r.AlsoOn...) {
+				if s != e.Server {
+					tr.AlsoOn = append(tr.AlsoOn, s)
+				}
+			}
+			p.Tools = append(p.Tools, tr)
 		}
 		for _, e := range cat.ServerEntries("") {
 			if e.Kind == catalog.KindTool {

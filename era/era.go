@@ -41,6 +41,13 @@ var SessionVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-1
 // Versions are dates, so they compare as strings.
 func IsStateless(v string) bool { return v >= Stateless }
 
+// Polls reports whether a session-era client of protocol version v knows
+// that a server may close a request's response stream before the answer,
+// for the client to resume it after the retry delay (SEP-1699, from
+// 2025-11-25); an earlier client expects the answer on the stream it
+// opened.
+func Polls(v string) bool { return v >= "2025-11-25" }
+
 // Keys of the io.modelcontextprotocol/ _meta namespace.
 const (
 	// ReservedPrefix starts the keys the protocol reserves in _meta. They

@@ -152,6 +152,7 @@ func (s *session) forward(m wire.Message, up *upstream.Upstream, method, label s
 	// Fast path: the upstream's reader goroutine delivers the reply
 	// straight to this session; no goroutine per call.
 	tag := &callRef{s: s, id: s.relatedID(id)}
+	tag.inner = !bytes.Equal(tag.id, id)
 	if s.h.tracer != nil {
 		// A code-mode script's inner request is traced under the
 		// script's request (tag.id).

@@ -12,8 +12,9 @@ import (
 )
 
 // TestDiscoveryTools: hub_search_tools finds every upstream tool the filters
-// let through, shadowed ones too; hub_call_tool calls any of them and
-// relays the upstream's result byte for byte.
+// let through, shadowed ones too (a copy of a listed tool as that tool,
+// naming its server); hub_call_tool calls any of them and relays the
+// upstream's result byte for byte.
 func TestDiscoveryTools(t *testing.T) {
 	b := fixtureSpec("b", "-only", "echo,pid,sleep_ms,progress")
 	b.Tools.Deny = []string{"sleep*"}
@@ -36,12 +37,18 @@ func TestDiscoveryTools(t *testing.T) {
 		}
 		return r.Result.StructuredContent.Tools, r.Result.StructuredContent.Total
 	}
+	// a's and b's echo are the same tool: one result, a's (listed),
+	// naming b; a query naming b finds b's (shadowed), naming a.
 	hits, _ := search(2, "echo")
-	if len(hits) < 2 || hits[0].Server != "a" || hits[0].ExposedAs != "echo" || hits[1].Server != "b" || hits[1].ExposedAs != "" || len(hits[1].InputSchema) == 0 {
-		t.Errorf("search echo: %+v; want a's (listed) and b's (shadowed), with schemas", hits)
+	if len(hits) < 1 || hits[0].Server != "a" || hits[0].ExposedAs != "echo" || len(hits[0].AlsoOn) != 1 || hits[0].AlsoOn[0] != "b" || len(hits[0].InputSchema) == 0 {
+		t.Errorf("search echo: %+v; want a's (listed), also on b, with its schema", hits)
 	}
-	if hits, total := search(3, ""); total != 5 || len(hits) != 5 {
-		t.Errorf("search all: %d tools, want 5 (a: echo add; b: echo pid progress; b's sleep_ms filtered out)", total)
+	hits, _ = search(9, "echo on b")
+	if len(hits) < 1 || hits[0].Server != "b" || hits[0].Tool != "echo" || hits[0].ExposedAs != "" || len(hits[0].AlsoOn) != 1 || hits[0].AlsoOn[0] != "a" || len(hits[0].InputSchema) == 0 {
+		t.Errorf("search echo on b: %+v; want b's (shadowed), also on a, with its schema", hits)
+	}
+	if hits, total := search(3, ""); total != 4 || len(hits) != 4 {
+		t.Errorf("search all: %d tools, want 4 (a: echo add; b: pid progress and a's echo; b's sleep_ms filtered out)", total)
 	}
 	for _, q := range []string{"sleep", "sleep_ms", ""} {
 		hits, _ := search(4, q)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcp-hub/mcp-hub/internal/sse"
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // httpSession is one client session over streamable HTTP or legacy SSE.
@@ -50,6 +51,10 @@ type postWait struct {
 	// Guarded by the session's mu.
 	log      *sse.Log
 	attached bool
+	// pause is the upstream's pause of the call's stream, relayed to the
+	// client and resumed when it comes back (resume.go); guarded by the
+	// session's mu.
+	pause *upstream.Pause
 }
 
 // sseStream is an open text/event-stream to a client.

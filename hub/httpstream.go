@@ -194,6 +194,14 @@ func (f *httpFront) awaitResponse(w http.ResponseWriter, r *http.Request, hs *ht
 	for {
 		select {
 		case msg := <-p.events:
+			if len(msg) == 0 {
+				// The upstream paused the call's stream: the client's
+				// ends too, kept for its resume (resume.go).
+				if detached = hs.pauseStream(p, ev); detached {
+					return
+				}
+				continue
+			}
 			event(msg)
 			flush()
 		case data, ok := <-p.final:

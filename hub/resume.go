@@ -4,7 +4,9 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/mcp-hub/mcp-hub/era"
 	"github.com/mcp-hub/mcp-hub/internal/sse"
+	"github.com/mcp-hub/mcp-hub/upstream"
 )
 
 // Resumable event streams of the session era's streamable HTTP (SEP-1699;
@@ -18,6 +20,13 @@ import (
 // request's stream, its answer last. A request whose client went away is
 // not cancelled (a disconnect is not a cancellation): what it sends after
 // is kept for the resume.
+//
+// An upstream that polls (SEP-1699) closes a call's stream before the
+// answer and asks for a retry delay; when that call's client is such a
+// session, the hub closes the client's stream the same way, with the
+// upstream's delay, and resumes the upstream's stream when the client
+// comes back (or after the delay at the latest: upstream/pause.go). So the
+// wait is the client's choice, as it is talking to the server directly.
 
 // retryMs is the reconnection delay the hub's priming events ask for.
 const retryMs = 1000
@@ -63,8 +72,10 @@ func (f *httpFront) resume(w http.ResponseWriter, r *http.Request, hs *httpSessi
 	hs.mu.Lock()
 	p := hs.streams[stream]
 	attached := p != nil && p.attached
+	var paused *upstream.Pause
 	if p != nil && !attached {
 		p.attached = true
+		paused, p.pause = p.pause, nil
 	}
 	hs.mu.Unlock()
 	switch {
@@ -74,6 +85,9 @@ func (f *httpFront) resume(w http.ResponseWriter, r *http.Request, hs *httpSessi
 	case attached:
 		rpcHTTPError(w, http.StatusConflict, "that stream is still open")
 		return true
+	}
+	if paused != nil {
+		paused.Resume() // the client's reconnect, relayed to the upstream
 	}
 	ev := &sse.Answer{W: w, Log: p.log, RetryMs: retryMs}
 	ev.Start(false)
@@ -98,6 +112,12 @@ func (f *httpFront) pumpAnswer(w http.ResponseWriter, r *http.Request, hs *httpS
 	for {
 		select {
 		case msg := <-p.events:
+			if len(msg) == 0 {
+				if hs.pauseStream(p, ev) {
+					return false // the upstream paused again
+				}
+				continue
+			}
 			ev.Event(msg)
 			ev.Flush()
 		case data, ok := <-p.final:
@@ -111,4 +131,55 @@ func (f *httpFront) pumpAnswer(w http.ResponseWriter, r *http.Request, hs *httpS
 			return false
 		}
 	}
+}
+
+// Paused implements upstream.PauseRelay: the pause of the upstream's
+// stream of a call is relayed to a session-era streamable HTTP client
+// that knows of such pauses (2025-11-25) and waits for that call's answer
+// on a stream it can resume. Anyone else (stdio, legacy SSE and 2026-07-28
+// clients, older clients, a code-mode script's inner calls) waits in the
+// hub for the upstream's retry delay.
+func (r *callRef) Paused(up *upstream.Pause) bool {
+	if r.inner || r.s.stateless != nil {
+		return false
+	}
+	hs, ok := r.s.out.(*httpSession)
+	if !ok || hs.legacy {
+		return false
+	}
+	if ss := r.s.ss.Load(); ss == nil || ss.InitializeParams() == nil || !era.Polls(ss.InitializeParams().ProtocolVersion) {
+		return false
+	}
+	return hs.pause(r.id, up)
+}
+
+// pause records the upstream's pause on the POST waiting for request id
+// and wakes whoever writes its stream (an empty message: pauseStream). It
+// reports false when no POST waits, or its queue is full.
+func (hs *httpSession) pause(id []byte, up *upstream.Pause) bool {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	p := hs.pending[canonicalID(id)]
+	if p == nil || hs.closed {
+		return false
+	}
+	select {
+	case p.events <- nil:
+		p.pause = up
+		return true
+	default:
+		return false
+	}
+}
+
+// pauseStream ends the stream ev writes for p when its upstream's stream
+// is paused and not resumed yet: an event with the upstream's retry tells
+// the client where it is and when to come back. It reports whether it
+// did; the caller then lets go of the stream and ends the response, which
+// sends the event.
+func (hs *httpSession) pauseStream(p *postWait, ev *sse.Answer) bool {
+	hs.mu.Lock()
+	up := p.pause
+	hs.mu.Unlock()
+	return up != nil && ev.Pause(up.Retry)
 }

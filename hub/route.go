@@ -37,9 +37,10 @@ import (
 // callRef tags a request the hub forwarded: the session that made it and
 // the raw id the client gave it.
 type callRef struct {
-	s    *session
-	id   []byte
-	span *telemetry.Span // the forwarded request's client span, nil when not traced
+	s     *session
+	id    []byte
+	span  *telemetry.Span // the forwarded request's client span, nil when not traced
+	inner bool            // a code-mode script's request (id is the script's)
 }
 
 // attribution is the outcome of attributing an upstream message.

@@ -121,12 +121,39 @@ func TestSearchModeStdio(t *testing.T) {
 		t.Errorf("tools/list after 3 more calls = %v, want %v", got, want)
 	}
 
-	// An empty query lists every tool, paged; a filtered or unknown
-	// word finds nothing.
+	// An empty query lists every tool, paged, each once: a's and b's
+	// echo are the same tool (a's, naming b); a filtered or unknown word
+	// finds nothing.
 	all := c.call(t, 12, "tools/call", `{"name":"hub_search_tools","arguments":{"query":"","limit":2,"offset":2}}`)
-	if err := json.Unmarshal(all, &sr); err != nil || sr.Result.StructuredContent.Total != 6 || len(sr.Result.StructuredContent.Tools) != 2 ||
-		sr.Result.StructuredContent.Tools[0].Server != "b" {
+	if err := json.Unmarshal(all, &sr); err != nil || sr.Result.StructuredContent.Total != 5 || len(sr.Result.StructuredContent.Tools) != 2 ||
+		sr.Result.StructuredContent.Tools[0].Server != "b" || sr.Result.StructuredContent.Tools[0].Tool != "pid" {
 		t.Errorf("empty query, offset 2, limit 2: %s", all)
+	}
+	// a's and b's echo are one result: a's (listed as echo), naming b;
+	// a query naming b gives b's copy (reached by hub_call_tool), naming a.
+	for i, tc := range []struct {
+		query, server, exposedAs, also string
+	}{
+		{"echo the message", "a", "echo", "b"},
+		{"echo the message on b", "b", "", "a"},
+	} {
+		line := c.call(t, 13+i, "tools/call", `{"name":"hub_search_tools","arguments":{"query":"`+tc.query+`","limit":5}}`)
+		if err := json.Unmarshal(line, &sr); err != nil || len(sr.Result.StructuredContent.Tools) == 0 || len(sr.Result.Content) == 0 {
+			t.Fatalf("hub_search_tools %q: %s", tc.query, line)
+		}
+		var echoes []string
+		for _, r := range sr.Result.StructuredContent.Tools {
+			if r.Tool == "echo" {
+				echoes = append(echoes, r.Server)
+			}
+		}
+		top := sr.Result.StructuredContent.Tools[0]
+		if top.Server != tc.server || top.Tool != "echo" || top.ExposedAs != tc.exposedAs || !slices.Equal(top.AlsoOn, []string{tc.also}) || len(echoes) != 1 {
+			t.Errorf("%q: best %+v, echoes on %v; want %s's echo, alsoOn [%s], once", tc.query, top, echoes, tc.server, tc.also)
+		}
+		if txt := sr.Result.Content[0].Text; !strings.Contains(txt, `the same tool is on "`+tc.also+`" too`) {
+			t.Errorf("%q: the text for the model does not name %s: %q", tc.query, tc.also, txt)
+		}
 	}
 }
 

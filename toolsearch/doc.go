@@ -46,6 +46,21 @@
 //     part of speech, a synonym shares one sense of the word, a broader
 //     word only part of it.
 //
+// # Copies
+//
+// A tool that several servers offer with the same definition (the same
+// bytes: one server registered under several names, or a tool every
+// server of a kind carries) is one result, so that the first k results
+// are k different tools: the copy of the first server in the catalog's
+// order (the one a call by the tool's name reaches), or the first whose
+// server the query names ("cwd on fx3"), at the best score of the
+// copies, with the other servers in [Result.AlsoOn]. An empty query
+// lists each tool once too. Copies count once in the statistics (how
+// many tools and servers have a word, mean lengths): a catalog with one
+// server registered 22 times ranks, score for score, as with it once
+// (the 22 copies had made every other word rarer, and the copies' own
+// words commoner).
+//
 // The table holds 30,897 words: those the WordNet concordance tagged at
 // least once, or that have two senses or more (the concordance is of
 // 1960s prose, where "delete" and "folder" never occur; a word's number
@@ -90,6 +105,26 @@
 //	  that name the query word as theirs)     alone: 0.862 | 0.6563 | 0.703)
 //	the whole of WordNet (115,227 words,    0.869, 0.705 | 0.6558 | 0.705: the same
 //	  1.4 MB)                                 within 4 queries, three times the size
+//
+// Tried in the second round and left out, each alone on the ranking above
+// (0.869, 0.705 | 0.6556 | 0.703; the real-servers check of
+// realservers_test.go, hit@5 19 of 29 requests, 20 of 32 with the fixture
+// servers; TestAblation):
+//
+//	property types and formats as a field   the same on every set and the check
+//	  ("number", "uri"; weight 0.5)
+//	indefinite pronouns as stop words       the same on every set and the check; and a
+//	  ("everything", "someone")               server named everything could not be named
+//	the table read back from server names   the same on the three sets; the check +1
+//	  (in the name field only, 0.5:           (remember: memory); but names are brands,
+//	  "memory" has "remember" as synonym)     read as words: "get", "bring": fetch;
+//	                                          "weather": brave; "opinion": notion ("bring
+//	                                          me the readme" ranked fetch first)
+//	affixes of up to 4 letters              the same on the three sets (ToolE hit@1
+//	                                          +0.0007: 50 queries up, 36 down); the check
+//	                                          +1 (know: knowledge); but what it adds is
+//	                                          mostly unrelated: "long": longitude, "rest":
+//	                                          restrict, "breakfast": break
 //
 // # Why not bleve
 //

@@ -41,6 +41,12 @@ type Result struct {
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"inputSchema"`
 	Score       float64         `json:"score"`
+	// AlsoOn are the other servers that offer the very same tool (the
+	// same definition, byte for byte), in the catalog's order: a search
+	// shows such a tool once, under the server that ranks it best (the
+	// first of them when they rank alike, the one a call by its name
+	// reaches).
+	AlsoOn []string `json:"alsoOn,omitempty"`
 }
 
 // posting is one tool's occurrences of a term, by field.
@@ -55,6 +61,7 @@ type doc struct {
 	title, desc string
 	schema      json.RawMessage
 	lens        [nFields]float64 // terms per field
+	def         uint64           // a hash of the definition (Raw), for finding copies
 }
 
 // segment is the index of one server's tools. A segment is immutable; a
@@ -66,6 +73,7 @@ type segment struct {
 	words  []string             // the terms of post, sorted
 	byName map[string]int       // docs by tool name
 	lenSum [nFields]float64     // terms per field over all docs (and the server's own fields once)
+	names  []string             // the terms of the server's name
 }
 
 // Index ranks the tools of a set of servers. It is immutable and safe for
@@ -78,9 +86,12 @@ type Index struct {
 	segs      []*segment
 	base      []int // the number of the first tool of each segment
 	ndocs     int
-	avg       [nFields]float64 // mean terms per field per tool
-	savg      [nFields]float64 // mean terms per field per server
-	p         *params
+	// ndistinct and nsrv are the tools and servers that count in the
+	// statistics: copies of a tool once, a server of copies not.
+	ndistinct, nsrv int
+	avg             [nFields]float64 // mean terms per field per tool
+	savg            [nFields]float64 // mean terms per field per server
+	p               *params
 	// terms are every term's postings, by segment; words are the terms,
 	// sorted (for affix matching).
 	terms map[string]*termEntry
@@ -88,11 +99,17 @@ type Index struct {
 	// fw are each tool's field weights over their length normalisation
 	// (BM25F: weight / (1 - b + b·length/average)), by tool number.
 	fw [][nFields]float64
+	// copies are the tools several servers offer with the same
+	// definition: each group's tool numbers, in the catalog's order;
+	// copyOf is a tool's group, by tool number (nil: no copies).
+	copies [][]int32
+	copyOf map[int32]int32
 }
 
 // termEntry is one term of an index.
 type termEntry struct {
-	df   int // tools that have it
+	df   int // tools that have it (copies of a tool once)
+	sdf  int // servers that have it (a server of copies only: none)
 	refs []termRef
 }
 
@@ -146,17 +163,38 @@ func build(servers []Server, prev *Index, p *params) *Index {
 	if ix.ndocs == 0 {
 		return ix
 	}
+	// Copies of a tool count once in the statistics (how many tools
+	// and servers have a word, the mean lengths): a catalog with a
+	// server registered twice ranks as with it once.
+	ix.findCopies()
+	dup := ix.extraCopies()
+	ix.ndistinct, ix.nsrv = ix.ndocs, len(ix.segs)
 	n := 0
-	for _, s := range ix.segs {
+	for si, s := range ix.segs {
 		n += len(s.words)
+		extra := 0
+		for d := range s.docs {
+			if dup != nil && dup[ix.base[si]+d] {
+				extra++
+				for f := range nFields {
+					ix.avg[f] -= s.docs[d].lens[f]
+				}
+			}
+		}
+		ix.ndistinct -= extra
+		if extra == len(s.docs) {
+			ix.nsrv--
+		}
 		for f := range nFields {
 			ix.avg[f] += s.lenSum[f]
-			ix.savg[f] += s.serverLen(f)
+			if extra < len(s.docs) {
+				ix.savg[f] += s.serverLen(f)
+			}
 		}
 	}
 	for f := range nFields {
-		ix.savg[f] /= float64(len(ix.segs))
-		ix.avg[f] /= float64(ix.ndocs)
+		ix.savg[f] /= float64(ix.nsrv)
+		ix.avg[f] /= float64(ix.ndistinct)
 	}
 	ix.fw = make([][nFields]float64, 0, ix.ndocs)
 	for _, s := range ix.segs {
@@ -183,12 +221,111 @@ func build(servers []Server, prev *Index, p *params) *Index {
 				ix.words = append(ix.words, w)
 			}
 			post := s.post[w]
-			e.df += len(post)
+			df := len(post)
+			if dup != nil {
+				for _, ps := range post {
+					if dup[ix.base[si]+int(ps.doc)] {
+						df--
+					}
+				}
+			}
+			e.df += df
+			if df > 0 {
+				e.sdf++
+			}
 			e.refs = append(e.refs, termRef{seg: si, post: post})
 		}
 	}
 	slices.Sort(ix.words)
 	return ix
+}
+
+// findCopies groups the tools that more than one server offers with the
+// same definition (copies of one server under several names, or one tool
+// every server of a kind has).
+func (ix *Index) findCopies() {
+	first := make(map[uint64][]int32, ix.ndocs) // by definition hash: the tools that have it
+	for si, s := range ix.segs {
+		for d := range s.docs {
+			h := s.docs[d].def
+			first[h] = append(first[h], int32(ix.base[si]+d))
+		}
+	}
+	for _, ds := range first {
+		if len(ds) < 2 {
+			continue
+		}
+		// A hash is not proof: group the tools whose bytes are equal.
+		for len(ds) > 1 {
+			a := ix.doc(ds[0])
+			group := []int32{ds[0]}
+			rest := ds[:0:0]
+			for _, x := range ds[1:] {
+				if b := ix.doc(x); bytes.Equal(a.tool.Raw, b.tool.Raw) && ix.serverOf(x) != ix.serverOf(ds[0]) {
+					group = append(group, x)
+				} else {
+					rest = append(rest, x)
+				}
+			}
+			if len(group) > 1 {
+				if ix.copyOf == nil {
+					ix.copyOf = map[int32]int32{}
+				}
+				for _, x := range group {
+					ix.copyOf[x] = int32(len(ix.copies))
+				}
+				ix.copies = append(ix.copies, group)
+			}
+			ds = rest
+		}
+	}
+	// Groups in catalog order, so that results are the same each time.
+	slices.SortFunc(ix.copies, func(a, b []int32) int { return int(a[0] - b[0]) })
+	for g, ds := range ix.copies {
+		for _, x := range ds {
+			ix.copyOf[x] = int32(g)
+		}
+	}
+}
+
+// extraCopies returns, by tool number, whether a tool is a copy of one
+// of an earlier server (nil: there are none).
+func (ix *Index) extraCopies() []bool {
+	if ix.copies == nil {
+		return nil
+	}
+	dup := make([]bool, ix.ndocs)
+	for _, g := range ix.copies {
+		for _, x := range g[1:] {
+			dup[x] = true
+		}
+	}
+	return dup
+}
+
+// serverOf returns the segment of tool number x.
+func (ix *Index) serverOf(x int32) int {
+	i, found := slices.BinarySearch(ix.base, int(x))
+	if !found {
+		i--
+	}
+	return i
+}
+
+// doc returns tool number x.
+func (ix *Index) doc(x int32) *doc {
+	si := ix.serverOf(x)
+	return &ix.segs[si].docs[int(x)-ix.base[si]]
+}
+
+// hashDef is FNV-1a of a tool's definition.
+func hashDef(raw []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range raw {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
 }
 
 // serverLen is the length of field f of the server as one document: its
@@ -225,6 +362,7 @@ func newSegment(srv Server) *segment {
 		var schema json.RawMessage
 		d.title, d.desc, schema = toolParts(t.Raw)
 		d.schema = schema
+		d.def = hashDef(t.Raw)
 		pnames, pdescs := schemaText(schema)
 		texts := [nFields]string{fName: t.Name, fTitle: d.title, fDesc: d.desc, fParamName: pnames, fParamDesc: pdescs}
 		clear(tfs)
@@ -256,6 +394,7 @@ func newSegment(srv Server) *segment {
 		s.byName[t.Name] = len(s.docs)
 		s.docs = append(s.docs, d)
 	}
+	s.names = srvTerms[fServer]
 	for t := range s.post {
 		s.words = append(s.words, t)
 	}

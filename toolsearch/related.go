@@ -43,7 +43,7 @@ func (ix *Index) related(qt []queryTerm, seq []string) []queryTerm {
 			}
 			in[t] = true
 			added++
-			out = append(out, queryTerm{term: t, n: 1, w: wt * float64(q.n), from: q.term})
+			out = append(out, queryTerm{term: t, n: 1, w: wt * float64(q.n), from: q.term, kind: kind})
 		}
 		for _, w := range q.words {
 			for _, r := range ix.wordLex(lx, w).rels {

@@ -47,7 +47,11 @@ type queryTerm struct {
 	term string
 	w    float64 // weight instead of n (affix and related terms); 0: n
 	from string  // the query term an affix or related term stands for
-	n    int     // times in the query
+	// kind is how it stands for it: 'a' an affix, 'p' a completion of a
+	// word typed in part, 's', 'd', 'h' a synonym, derived or broader
+	// word of the table; 0 for the query's own terms.
+	kind byte
+	n    int // times in the query
 	// words are the query's words that gave this term (before
 	// stemming), the query's own terms only.
 	words []string
@@ -111,29 +115,27 @@ func (ix *Index) Page(query string, offset, limit int) (results []Result, total 
 		return nil, 0
 	}
 	offset = min(max(offset, 0), ix.ndocs) // past the last tool: nothing
-	qt, seq := parseQuery(query)
+	qt := ix.expand(query)
 	if len(qt) == 0 {
-		total = ix.ndocs
 		i := 0
-		for _, s := range ix.segs {
+		for si, s := range ix.segs {
 			for d := range s.docs {
+				x := int32(ix.base[si] + d)
+				if g, ok := ix.copyOf[x]; ok && ix.copies[g][0] != x {
+					continue // listed with the first copy
+				}
 				if i >= offset && len(results) < limit {
-					results = append(results, s.result(d, 0))
+					results = append(results, ix.result(x, 0))
 				}
 				i++
 			}
 		}
-		return results, total
-	}
-	if ix.p.affix > 0 {
-		qt = ix.affixes(qt)
-	}
-	if ix.p.syn > 0 || ix.p.deriv > 0 || ix.p.hyper > 0 {
-		qt = ix.related(qt, seq)
+		return results, i
 	}
 	buf := ix.score(qt)
 	defer scorePool.Put(buf)
 	scores := *buf
+	ix.collapse(scores, qt)
 	// The best offset+limit, kept in order as the scores are read: a
 	// full sort of every match cost more than the scoring.
 	k := offset + limit
@@ -166,9 +168,78 @@ func (ix *Index) Page(query string, offset, limit int) (results []Result, total 
 	}
 	for i := offset; i < len(top); i++ {
 		h := top[i]
-		results = append(results, ix.segs[h.seg].result(h.doc, h.score))
+		results = append(results, ix.result(int32(ix.base[h.seg]+h.doc), h.score))
 	}
 	return results, total
+}
+
+// collapse makes each group of copies of one tool (the same definition
+// on several servers) one result: the first copy in the catalog's order
+// (the server a call by the tool's name reaches), or the first whose
+// server the query names ("cwd on fx3"), at the best score of them all;
+// the others' scores are zeroed. A ranking shows a tool once, whatever
+// the number of servers that offer it.
+func (ix *Index) collapse(scores []float64, qt []queryTerm) {
+	for _, g := range ix.copies {
+		best := 0.0
+		keep := int32(-1)
+		for _, x := range g {
+			best = max(best, scores[x])
+			if keep < 0 && scores[x] > 0 && ix.namesServer(x, qt) {
+				keep = x
+			}
+		}
+		if keep < 0 {
+			keep = g[0]
+		}
+		for _, x := range g {
+			scores[x] = 0
+		}
+		scores[keep] = best
+	}
+}
+
+// namesServer reports whether the query's own terms (not those standing
+// for them) hold every word of the name of tool x's server.
+func (ix *Index) namesServer(x int32, qt []queryTerm) bool {
+	names := ix.segs[ix.serverOf(x)].names
+	for _, n := range names {
+		if !slices.ContainsFunc(qt, func(q queryTerm) bool { return q.from == "" && q.term == n }) {
+			return false
+		}
+	}
+	return len(names) > 0
+}
+
+// result returns tool number x as a Result, with the other servers that
+// offer the same tool.
+func (ix *Index) result(x int32, score float64) Result {
+	si := ix.serverOf(x)
+	r := ix.segs[si].result(int(x)-ix.base[si], score)
+	if g, ok := ix.copyOf[x]; ok {
+		for _, y := range ix.copies[g] {
+			if y != x {
+				r.AlsoOn = append(r.AlsoOn, ix.segs[ix.serverOf(y)].server.Name)
+			}
+		}
+	}
+	return r
+}
+
+// expand returns the terms of a query and the terms that stand for them
+// (affixes, completions, related words); none for a query of stop words.
+func (ix *Index) expand(query string) []queryTerm {
+	qt, seq := parseQuery(query)
+	if len(qt) == 0 {
+		return nil
+	}
+	if ix.p.affix > 0 {
+		qt = ix.affixes(qt)
+	}
+	if ix.p.syn > 0 || ix.p.deriv > 0 || ix.p.hyper > 0 {
+		qt = ix.related(qt, seq)
+	}
+	return qt
 }
 
 // hit is a scored tool.
@@ -204,8 +275,8 @@ func (ix *Index) score(qt []queryTerm) *[]float64 {
 	p := ix.p
 	buf := scoreBuffer(ix.ndocs)
 	scores := *buf
-	n := float64(ix.ndocs)
-	nsrv := float64(len(ix.segs))
+	n := float64(ix.ndistinct)
+	nsrv := float64(ix.nsrv)
 	var srvScore []float64
 	if p.server > 0 {
 		srvScore = make([]float64, len(ix.segs))
@@ -219,8 +290,9 @@ func (ix *Index) score(qt []queryTerm) *[]float64 {
 		if q.w > 0 {
 			qw = q.w
 		}
-		idf := math.Log(1 + (n-float64(e.df)+0.5)/(float64(e.df)+0.5))
-		sdf := float64(len(e.refs))
+		df := float64(max(e.df, 1)) // a word of copies only (a server name) counts as one tool's
+		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		sdf := float64(max(e.sdf, 1))
 		sidf := math.Log(1 + (nsrv-sdf+0.5)/(sdf+0.5))
 		for _, ref := range e.refs {
 			s := ix.segs[ref.seg]
@@ -278,12 +350,12 @@ func (ix *Index) affixes(qt []queryTerm) []queryTerm {
 		in[q.term] = true
 	}
 	out := slices.Clone(qt)
-	add := func(t string, q queryTerm) {
+	add := func(t string, q queryTerm, kind byte) {
 		if in[t] {
 			return
 		}
 		in[t] = true
-		out = append(out, queryTerm{term: t, n: 1, w: p.affix * float64(q.n), from: q.term})
+		out = append(out, queryTerm{term: t, n: 1, w: p.affix * float64(q.n), from: q.term, kind: kind})
 	}
 	// extensions calls fn with each indexed word that starts with t.
 	extensions := func(t string, fn func(w string)) {
@@ -300,12 +372,12 @@ func (ix *Index) affixes(qt []queryTerm) []queryTerm {
 		}
 		for l := max(4, len(q.term)-p.affixLen); l < len(q.term); l++ {
 			if pre := q.term[:l]; ix.terms[pre] != nil {
-				add(pre, q)
+				add(pre, q, 'a')
 			}
 		}
 		extensions(q.term, func(w string) {
 			if len(w)-len(q.term) <= p.affixLen {
-				add(w, q)
+				add(w, q, 'a')
 			}
 		})
 	}
@@ -320,7 +392,7 @@ func (ix *Index) affixes(qt []queryTerm) []queryTerm {
 		// The closest completions: the shortest first.
 		slices.SortStableFunc(ws, func(a, b string) int { return len(a) - len(b) })
 		for _, w := range ws[:min(len(ws), maxCompletions)] {
-			add(w, q)
+			add(w, q, 'p')
 		}
 	}
 	return out

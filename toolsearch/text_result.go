@@ -58,10 +58,33 @@ func Text(query string, results []Result, total, offset int) string {
 			b.WriteString(": ")
 			b.WriteString(d)
 		}
+		if len(r.AlsoOn) > 0 {
+			b.WriteString("\n   the same tool is on ")
+			writeServers(&b, r.AlsoOn)
+			b.WriteString(" too")
+		}
 		b.WriteString("\n   input schema: ")
 		b.Write(r.InputSchema)
 	}
 	return b.String()
+}
+
+// maxAlsoOn bounds the other servers of a tool that Text names; the
+// structured result has them all.
+const maxAlsoOn = 5
+
+// writeServers writes server names, quoted, the first maxAlsoOn of them
+// and how many more.
+func writeServers(b *strings.Builder, names []string) {
+	for i, n := range names[:min(len(names), maxAlsoOn)] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Quote(n))
+	}
+	if more := len(names) - maxAlsoOn; more > 0 {
+		fmt.Fprintf(b, " and %d more", more)
+	}
 }
 
 // summary returns the title and the first paragraph of a description on
@@ -146,6 +169,16 @@ func AppendCallResult(dst []byte, query string, results []Result, total, offset 
 		dst = append(dst, r.InputSchema...) // catalog.ParseTool checked it is an object
 		dst = append(dst, `,"score":`...)
 		dst = strconv.AppendFloat(dst, r.Score, 'f', -1, 64)
+		if len(r.AlsoOn) > 0 {
+			dst = append(dst, `,"alsoOn":[`...)
+			for i, n := range r.AlsoOn {
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				dst = wire.AppendString(dst, n)
+			}
+			dst = append(dst, ']')
+		}
 		dst = append(dst, '}')
 	}
 	dst = append(dst, `],"total":`...)

@@ -84,7 +84,7 @@ func startHTTP(ctx context.Context, spec *Spec, headers map[string]string, opts 
 // SSE stream (carrying notifications and server→client requests related to
 // it first); a standalone GET stream carries everything else. A POST stream
 // that breaks is resumed with GET + Last-Event-ID after the server's retry
-// delay.
+// delay, or when the request's client comes back (pause.go).
 type streamLink struct {
 	url    string
 	client *http.Client
@@ -472,7 +472,9 @@ func (l *streamLink) noteVersion(b []byte) {
 
 // readPostStream reads the SSE answer to one request, resuming with GET +
 // Last-Event-ID (when resume is set: the session era has it, the stateless
-// one does not) when the stream breaks before the response arrived.
+// one does not) when the stream breaks before the response arrived: after
+// the server's retry delay, or sooner when the request's client was told
+// and came back (pause.go).
 func (l *streamLink) readPostStream(resp *http.Response, id []byte, deliver func([]byte) []byte, resume bool) {
 	var lastID string
 	retry := time.Second
@@ -503,7 +505,7 @@ func (l *streamLink) readPostStream(resp *http.Response, id []byte, deliver func
 			l.s.abort(id, errors.New("the upstream closed the response stream before answering"))
 			return
 		}
-		if !sleepCtx(l.ctx, retry) {
+		if !l.pause(id, retry) {
 			return
 		}
 		var err error

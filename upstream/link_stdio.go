@@ -61,6 +61,9 @@ type sink interface {
 	// paramHeaders returns the x-mcp-header annotations of a tool (the
 	// HTTP link mirrors its arguments into headers), or nil.
 	paramHeaders(tool string) []era.ParamHeader
+	// paused reports the pause of the response stream of the request with
+	// raw id id (pause.go), and whether it was relayed to its client.
+	paused(id []byte, p *Pause) bool
 }
 
 // stdioOptions configures a stdio link.

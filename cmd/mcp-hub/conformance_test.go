@@ -140,6 +140,27 @@ func TestConformanceServer(t *testing.T) {
 	}
 }
 
+// TestConformanceSSEPolling runs the scenario server-sse-polling (not
+// scored) through the hub, its upstream asking for a retry of 30 s (the
+// suite's TypeScript everything-server asks for 5 s): the scenario's
+// client reads the call's stream until the server closes it, comes back at
+// once with Last-Event-ID and gives the resumed stream 5 s to bring the
+// answer. The hub closes the client's stream as its upstream closed its
+// own, with the upstream's retry, and resumes the upstream's stream when
+// the client comes back; a hub that waits the retry first answers the POST
+// 30 s later, as JSON, and the scenario finds no pause to resume.
+func TestConformanceSSEPolling(t *testing.T) {
+	u := testbin.Listen(t, testLogWriter{t}, fixtureBin, "-transport", "http", "-era", "both", "-conformance", "-reconnect-retry", "30s")
+	_, base := startHTTPProc(t, t.TempDir(), fmt.Sprintf("servers:\n  conformance:\n    url: %s\n", u), "--http-no-auth")
+	out := conformance(t, "2025-11-25", "server", "--url", base+"/mcp", "--scenario", "server-sse-polling")
+	out = regexp.MustCompile("\x1b\\[[0-9;]*m").ReplaceAllString(out, "") // its check lines are colored whatever NO_COLOR says
+	for _, check := range []string{"server-sse-priming-event", "server-sse-retry-field", "server-sse-disconnect-resume"} {
+		if !regexp.MustCompile(`\[` + check + `\s*\]\s+SUCCESS`).MatchString(out) {
+			t.Errorf("%s did not succeed:\n%s", check, out)
+		}
+	}
+}
+
 // TestConformanceClient runs both revisions' client requirement sets with
 // the hub as the client under test: the suite's scenario server is the
 // hub's only upstream, and a small go-sdk client drives the hub

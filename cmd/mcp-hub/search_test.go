@@ -21,11 +21,15 @@ mcpServers:
 `, fixtureBin))
 }
 
-// rankOf returns "server/tool" of each tool of a {tools, total} object.
+// rankOf returns "server/tool" of each tool of a {tools, total} object,
+// with the other servers that offer it ("alpha/pid[beta]").
 func rankOf(t *testing.T, raw []byte) []string {
 	t.Helper()
 	var r struct {
-		Tools []struct{ Server, Tool string }
+		Tools []struct {
+			Server, Tool string
+			AlsoOn       []string
+		}
 		Total *int
 	}
 	if err := json.Unmarshal(raw, &r); err != nil || r.Total == nil {
@@ -33,7 +37,11 @@ func rankOf(t *testing.T, raw []byte) []string {
 	}
 	var out []string
 	for _, x := range r.Tools {
-		out = append(out, x.Server+"/"+x.Tool)
+		s := x.Server + "/" + x.Tool
+		if len(x.AlsoOn) > 0 {
+			s += fmt.Sprint(x.AlsoOn)
+		}
+		out = append(out, s)
 	}
 	return out
 }
@@ -69,10 +77,35 @@ func TestSearchModeAndSameOrder(t *testing.T) {
 		if len(viaHub) == 0 || !slices.Equal(viaHub, viaCLI) {
 			t.Errorf("%q: hub_search_tools ranks %v, mcp-hub tools --search %v", q, viaHub, viaCLI)
 		}
+		// alpha and beta offer the same pid: one result, alpha's, naming
+		// beta, in both.
+		if q == "the process id" && (!slices.Contains(viaCLI, "alpha/pid[beta]") || slices.Contains(viaCLI, "beta/pid")) {
+			t.Errorf("%q: tools --search --json %v, want alpha/pid[beta] and no beta/pid", q, viaCLI)
+		}
 	}
-	// The table names the best match first.
+	// The table names the best match first; alpha and beta offer the
+	// same pid, which is one line, alpha's (the one listed as pid),
+	// naming beta.
 	out, code := cliConfig(t, data, cfg, "tools", "--search", "process id")
-	if lines := strings.Split(out, "\n"); code != exitOK || len(lines) < 2 || !strings.Contains(lines[1], "pid") {
+	if lines := strings.Split(out, "\n"); code != exitOK || len(lines) < 3 || !strings.Contains(lines[1], "alpha") || !strings.Contains(lines[1], "pid") ||
+		!strings.Contains(lines[1], "(the same on beta)") || strings.Contains(lines[2], "pid") {
 		t.Errorf("tools --search table (exit %d):\n%s", code, out)
+	}
+	m := c.call("tools/call", `{"name":"hub_search_tools","arguments":{"query":"process id"}}`)
+	var res struct {
+		Content           []struct{ Text string }
+		StructuredContent struct {
+			Tools []struct {
+				Server, Tool string
+				AlsoOn       []string
+			}
+		}
+	}
+	if err := json.Unmarshal(m.Result, &res); err != nil || len(res.StructuredContent.Tools) == 0 || len(res.Content) == 0 {
+		t.Fatalf("hub_search_tools: %v: %s", err, m.Result)
+	}
+	if first := res.StructuredContent.Tools[0]; first.Server != "alpha" || first.Tool != "pid" || !slices.Equal(first.AlsoOn, []string{"beta"}) ||
+		!strings.Contains(res.Content[0].Text, `the same tool is on "beta" too`) {
+		t.Errorf("hub_search_tools \"process id\": %+v\n%s", res.StructuredContent.Tools, res.Content[0].Text)
 	}
 }

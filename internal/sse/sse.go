@@ -11,10 +11,12 @@ package sse
 
 import (
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // MaxReplay bounds the events a Log keeps for a resume.
@@ -58,6 +60,17 @@ func (l *Log) Add(data []byte) string {
 func (l *Log) PrimingID() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.id(l.seq)
+}
+
+// Mark advances the stream's position without an event and returns its
+// id: the id of a pause's event (Answer.Pause), so that a client that
+// counts a resume without a new position as no progress (go-sdk gives up
+// after a few) sees each pause of a long call as progress.
+func (l *Log) Mark() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seq++
 	return l.id(l.seq)
 }
 
@@ -168,14 +181,17 @@ func (a *Answer) Event(data []byte) {
 	WriteEvent(a.W, data)
 }
 
-// Final writes the answer after the messages queued before it on events:
-// as the last event when the answer is an event stream (it reports true),
-// else it leaves the response to the caller (false).
+// Final writes the answer after the messages queued before it on events
+// (an empty one is no message: a writer's wake-up, skipped): as the last
+// event when the answer is an event stream (it reports true), else it
+// leaves the response to the caller (false).
 func (a *Answer) Final(events <-chan []byte, data []byte) bool {
 	for drained := false; !drained; {
 		select {
 		case msg := <-events:
-			a.Event(msg)
+			if len(msg) > 0 {
+				a.Event(msg)
+			}
 		default:
 			drained = true
 		}
@@ -185,6 +201,28 @@ func (a *Answer) Final(events <-chan []byte, data []byte) bool {
 	}
 	a.Event(data)
 	a.Flush()
+	return true
+}
+
+// Pause ends the answer before it is written, as a server that polls does
+// (SEP-1699): the response turns into a resumable event stream if it is
+// not one yet, and an event with a new position of the stream (Mark) asks
+// the client to resume it after retry (whole milliseconds). The caller
+// then ends the response, which sends the event: not flushed here, so the
+// client cannot come back before the caller let go of the stream. It
+// reports false, writing nothing, when the stream cannot be resumed (no
+// Log).
+func (a *Answer) Pause(retry time.Duration) bool {
+	if !a.streaming && a.Log == nil && a.Logs != nil {
+		a.Log = a.Logs.NewLog()
+	}
+	if a.Log == nil {
+		return false
+	}
+	if !a.streaming {
+		a.Start(false)
+	}
+	WritePriming(a.W, a.Log.Mark(), int32(min(max(retry.Milliseconds(), 0), math.MaxInt32)))
 	return true
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 type logsFunc func() *Log
@@ -114,6 +115,64 @@ func TestAnswer(t *testing.T) {
 		a.Final(make(chan []byte), []byte(`{"id":1}`))
 		if got, want := rec.Body.String(), "event: message\ndata: {\"n\":1}\n\nevent: message\ndata: {\"id\":1}\n\n"; got != want {
 			t.Errorf("stream %q, want %q", got, want)
+		}
+	})
+}
+
+// TestAnswerPause: a paused answer ends with an event that says where the
+// stream is and when to come back (the upstream's retry, not the hub's):
+// the response turns into a resumable stream first when nothing was
+// written yet; one that cannot be resumed writes nothing. Empty messages
+// (a writer's wake-up) are no events.
+func TestAnswerPause(t *testing.T) {
+	t.Run("before any event", func(t *testing.T) {
+		rec := httptest.NewRecorder()
+		a := &Answer{W: rec, RetryMs: 1000, Logs: logsFunc(func() *Log { return NewLog("r4") })}
+		if !a.Pause(5 * time.Second) {
+			t.Fatal("Pause of a resumable answer reports false")
+		}
+		if got, want := rec.Body.String(), "id: r4:1\nretry: 5000\ndata: \n\n"; got != want || !a.Streaming() {
+			t.Errorf("streaming %v, wrote %q, want %q", a.Streaming(), got, want)
+		}
+		if ct := rec.Header().Get("Content-Type"); ct != "text/event-stream" {
+			t.Errorf("Content-Type %q", ct)
+		}
+	})
+	t.Run("after events", func(t *testing.T) {
+		rec := httptest.NewRecorder()
+		a := &Answer{W: rec, RetryMs: 1000, Logs: logsFunc(func() *Log { return NewLog("r5") })}
+		a.Event([]byte(`{"n":1}`))
+		a.Pause(30 * time.Second)
+		want := "id: r5:0\nretry: 1000\ndata: \n\n" +
+			"id: r5:1\nevent: message\ndata: {\"n\":1}\n\n" +
+			"id: r5:2\nretry: 30000\ndata: \n\n"
+		if got := rec.Body.String(); got != want {
+			t.Errorf("wrote %q\nwant  %q", got, want)
+		}
+		// Each pause is a new position; a resume from it replays nothing.
+		if ids, _ := a.Log.After(2); len(ids) != 0 {
+			t.Errorf("after the pause's id: %v", ids)
+		}
+		if ids, _ := a.Log.After(0); len(ids) != 1 || ids[0] != "r5:1" {
+			t.Errorf("the log keeps %v, want r5:1 alone", ids)
+		}
+	})
+	t.Run("not resumable", func(t *testing.T) {
+		rec := httptest.NewRecorder()
+		a := &Answer{W: rec}
+		if a.Pause(5*time.Second) || a.Streaming() || rec.Body.Len() != 0 {
+			t.Errorf("Pause without a log: streaming %v, wrote %q", a.Streaming(), rec.Body)
+		}
+	})
+	t.Run("wake-up skipped", func(t *testing.T) {
+		rec := httptest.NewRecorder()
+		a := &Answer{W: rec, Log: NewLog("r6")}
+		a.Start(false)
+		events := make(chan []byte, 2)
+		events <- nil
+		a.Final(events, []byte(`{"id":1}`))
+		if got, want := rec.Body.String(), "id: r6:1\nevent: message\ndata: {\"id\":1}\n\n"; got != want {
+			t.Errorf("wrote %q, want %q", got, want)
 		}
 	})
 }
