@@ -309,7 +309,8 @@ func TestConfigSlips(t *testing.T) {
 	s := newSetup(t, "")
 	s.config = testbin.WriteFile(t, "servers.json", `{"mcpServers": {"memory": {"command": "npx -y @modelcontextprotocol/server-memory"}}}`)
 	o := s.run(t, Doctor, "doctor")
-	want := "  hint:  the command \"npx -y @modelcontextprotocol/server-memory\" is a whole command line, and no program has that name: the command is the program alone, its arguments go in args: \"command\": \"npx\", \"args\": [\"-y\",\"@modelcontextprotocol/server-memory\"]\n"
+	want := "  hint:  the command \"npx -y @modelcontextprotocol/server-memory\" is a whole command line, and no program has that name: the command is the program alone, its arguments go in args: \"command\": \"npx\", \"args\": [\"-y\",\"@modelcontextprotocol/server-memory\"]. " +
+		"\"memory\" is defined in " + s.config + ": edit its command and args there (a running hub applies the edit within seconds).\n"
 	if o.code != ExitFail || !strings.Contains(o.stdout, want) {
 		t.Errorf("doctor: want %q; got %s", want, o)
 	}
