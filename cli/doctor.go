@@ -57,7 +57,7 @@ func Doctor(ctx context.Context, e *Env) int {
 			row := probe.Diagnose(r, p, cfg)
 			for _, ss := range [][]string{row.Errors, row.Hints, row.Notes} {
 				for i, s := range ss {
-					ss[i] = e.ours(s)
+					ss[i] = e.oursAt(cfg, s)
 				}
 			}
 			if w := hubUnderWords(cfg, row.Name); w != "" && r.Source == string(upstream.SourceConfig) {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -219,6 +221,29 @@ func TestAddressInUse(t *testing.T) {
 	}
 }
 
+// TestAddressInUseMakesNoToken: serve --http on a busy port fails before
+// it generates a bearer token: a fresh data directory stays empty and no
+// token is printed. It wrote and printed a new token, then failed.
+func TestAddressInUseMakesNoToken(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	s := newSetup(t, "")
+	s.data = filepath.Join(s.data, "fresh")
+	o := s.run(t, Serve, "serve", "--http", ln.Addr().String())
+	if o.code != ExitFail || !strings.Contains(o.stderr, "address already in use") {
+		t.Fatalf("want exit %d and address already in use; got %s", ExitFail, o)
+	}
+	if strings.Contains(o.stderr, "bearer token") {
+		t.Errorf("a token was printed for a hub that never served:\n%s", o.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(s.data, "http-token")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the data directory got a token: %v", err)
+	}
+}
+
 // TestStatusDeadHub (item 9): while a hub runs, status does not show what a
 // hub that has exited reported last as an upstream's state.
 func TestStatusDeadHub(t *testing.T) {
@@ -284,7 +309,8 @@ func TestConfigSlips(t *testing.T) {
 	s := newSetup(t, "")
 	s.config = testbin.WriteFile(t, "servers.json", `{"mcpServers": {"memory": {"command": "npx -y @modelcontextprotocol/server-memory"}}}`)
 	o := s.run(t, Doctor, "doctor")
-	want := "  hint:  the command \"npx -y @modelcontextprotocol/server-memory\" is a whole command line, and no program has that name: the command is the program alone, its arguments go in args: \"command\": \"npx\", \"args\": [\"-y\",\"@modelcontextprotocol/server-memory\"]\n"
+	want := "  hint:  the command \"npx -y @modelcontextprotocol/server-memory\" is a whole command line, and no program has that name: the command is the program alone, its arguments go in args: \"command\": \"npx\", \"args\": [\"-y\",\"@modelcontextprotocol/server-memory\"]. " +
+		"\"memory\" is defined in " + s.config + ": edit its command and args there (a running hub applies the edit within seconds).\n"
 	if o.code != ExitFail || !strings.Contains(o.stdout, want) {
 		t.Errorf("doctor: want %q; got %s", want, o)
 	}

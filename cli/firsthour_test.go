@@ -227,7 +227,7 @@ func TestDoctorBareNpx(t *testing.T) {
 	s := newSetup(t, "timeouts:\n  shutdownGrace: 200ms\nmcpServers:\n  mem:\n    command: "+jsonString(npx)+"\n    initTimeout: 1s\n")
 	o := s.run(t, Doctor, "doctor")
 	if o.code != ExitFail || !strings.Contains(o.stdout, "  hint:  npx was given no package to run, so it started a shell that reads the hub's JSON-RPC messages as commands (stderr: \"sh: ") ||
-		!strings.Contains(o.stdout, "put the package after it, e.g. npx -y @modelcontextprotocol/server-memory\n") {
+		!strings.Contains(o.stdout, "put the package after it, e.g. npx -y @modelcontextprotocol/server-memory. \"mem\" is defined in "+s.config+": edit its args there") {
 		t.Errorf("doctor of a bare npx: %s", o)
 	}
 	if strings.Contains(o.stdout, "downloads the package") || strings.Contains(o.stdout, "did not answer initialize") {

@@ -26,8 +26,9 @@ const tokenFile = "http-token"
 
 // httpSetup checks the HTTP settings and returns the listener and the front's
 // options. A non-loopback address needs http.allowRemote and a token; no-auth
-// is for loopback only.
-func httpSetup(cfg *config.Config, stderr io.Writer, logger *slog.Logger) (net.Listener, *hub.HTTPOptions, error) {
+// is for loopback only. approve is the command that approves in this
+// hub's store ([Env.approveCommand]).
+func httpSetup(cfg *config.Config, stderr io.Writer, logger *slog.Logger, approve string) (net.Listener, *hub.HTTPOptions, error) {
 	host, _, err := net.SplitHostPort(cfg.HTTPListen)
 	if err != nil {
 		return nil, nil, fmt.Errorf("http.listen %q: want host:port, e.g. 127.0.0.1:7411", cfg.HTTPListen)
@@ -55,6 +56,17 @@ func httpSetup(cfg *config.Config, stderr io.Writer, logger *slog.Logger) (net.L
 	if !loopback && host != "" && host != "0.0.0.0" && host != "::" {
 		opts.AllowedHosts = append(opts.AllowedHosts, host)
 	}
+	// Bound first: a hub that cannot serve (a busy port) says so before it
+	// generates, stores or prints a token, or warns about a front it never
+	// opens.
+	ln, err := net.Listen("tcp", cfg.HTTPListen)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listen on %s: %w", cfg.HTTPListen, err)
+	}
+	fail := func(err error) (net.Listener, *hub.HTTPOptions, error) {
+		ln.Close()
+		return nil, nil, err
+	}
 	if cfg.AuthEnabled() {
 		// An identity provider's tokens instead of the static token.
 		opts.Auth = &hub.AuthOptions{Issuer: cfg.AuthIssuer, Audience: cfg.AuthAudience, JWKSURL: cfg.AuthJWKSURL,
@@ -64,21 +76,17 @@ func httpSetup(cfg *config.Config, stderr io.Writer, logger *slog.Logger) (net.L
 		// No-auth covers MCP clients, not approval: approving over the
 		// REST API still needs a token, and without one it is refused.
 		if opts.Token, err = noAuthToken(cfg); err != nil {
-			return nil, nil, err
+			return fail(err)
 		}
 		approval := "approving over the REST API still needs the bearer token"
 		if opts.Token == "" {
-			approval = "approving over the REST API is off (no token configured): approve with mcp-hub approve NAME"
+			approval = "approving over the REST API is off (no token configured): approve with " + approve + " NAME"
 		}
 		logger.Warn("HTTP authentication is OFF (--http-no-auth): any local process can use the hub; Host and Origin checks stay on; " + approval)
 	} else {
 		if opts.Token, err = httpToken(cfg, stderr); err != nil {
-			return nil, nil, err
+			return fail(err)
 		}
-	}
-	ln, err := net.Listen("tcp", cfg.HTTPListen)
-	if err != nil {
-		return nil, nil, fmt.Errorf("listen on %s: %w", cfg.HTTPListen, err)
 	}
 	return ln, opts, nil
 }

@@ -51,7 +51,7 @@ func List(ctx context.Context, e *Env) int {
 			lines[b.Name] = fmt.Sprintf("%s\tunknown\t%s\tFAILED\t-\t-\t-\tnothing: %s; %s\n", b.Name, b.Source, strings.ReplaceAll(probe.BrokenWhy(b), "\n", " "), e.ours(probe.BrokenFix(b.Name)))
 		}
 		printRows(e.Stdout, "NAME\tTRANSPORT\tSOURCE\tAPPROVAL\tENABLED\tSCOPE\tLOGIN\tRUNS", lines)
-		printToolChanges(ctx, e, st)
+		printToolChanges(ctx, e, st, cfg)
 		return ExitOK
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/mcp-hub/mcp-hub/config"
 	"maps"
 	"slices"
 	"strings"
@@ -53,7 +54,7 @@ func approveToolChanges(ctx context.Context, e *Env, st *persist.Store, name str
 
 // printToolChanges lists, below list's and status's tables, the upstreams
 // whose tools changed since they were pinned.
-func printToolChanges(ctx context.Context, e *Env, st *persist.Store) {
+func printToolChanges(ctx context.Context, e *Env, st *persist.Store, cfg *config.Config) {
 	all, err := hub.StoredToolChanges(ctx, hubstore.Store{Store: st}, "")
 	if err != nil {
 		fmt.Fprintln(e.Stderr, "mcp-hub: tool pins:", err)
@@ -62,7 +63,7 @@ func printToolChanges(ctx context.Context, e *Env, st *persist.Store) {
 	if len(all) == 0 {
 		return
 	}
-	fmt.Fprintln(e.Stdout, "\nChanged since approved (review with mcp-hub approve NAME):")
+	fmt.Fprintf(e.Stdout, "\nChanged since approved (review with %s NAME):\n", e.approveCommand(cfg))
 	for _, name := range slices.Sorted(maps.Keys(all)) {
 		c := all[name]
 		what := "served but flagged (trust " + string(c.Trust) + ")"

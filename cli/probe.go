@@ -20,7 +20,8 @@ import (
 func runProbe(ctx context.Context, e *Env, cfg *config.Config, targets []probe.Target, st *persist.Store) (*probe.Report, error) {
 	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	p, err := probe.Run(sctx, cfg, targets, st, &probe.Options{ClientVersion: e.Build.version(), Logger: probeLogger(e.Stderr, cfg)})
+	p, err := probe.Run(sctx, cfg, targets, st, &probe.Options{ClientVersion: e.Build.version(), Logger: probeLogger(e.Stderr, cfg),
+		Command: func(sub string) string { return e.storeCommand(cfg, sub) }})
 	switch {
 	case p == nil:
 		return nil, err

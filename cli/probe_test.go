@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -105,5 +106,70 @@ func TestDoctor(t *testing.T) {
 	empty := newSetup(t, "")
 	if o := empty.run(t, Doctor, "doctor"); o.code != ExitOK || !strings.HasPrefix(o.stdout, "No upstreams: "+empty.config+" defines none") {
 		t.Errorf("doctor with no upstreams: %s", o)
+	}
+}
+
+// TestToolsListsWhatClientsAreServed: tools prints the tools/list a client
+// of the hub gets, in its order, with every setting that decides it: code
+// mode's hub_run_code (it was left out), and --catalog-expose search
+// (refused as an unknown flag), where tools/list holds the hub's own tools
+// and the others are found by search.
+func TestToolsListsWhatClientsAreServed(t *testing.T) {
+	s := newSetup(t, fixtureConfig("alpha", []string{"-only", "echo,add"}, "codeMode:\n  mode: \"on\"\n"))
+	for _, expose := range []string{"all", "search"} {
+		t.Run(expose, func(t *testing.T) {
+			o := s.run(t, Tools, "tools", "--json", "--catalog-expose", expose)
+			if o.code != ExitOK {
+				t.Fatalf("tools --json --catalog-expose %s: %s", expose, o)
+			}
+			var rep probe.ToolsReport
+			if err := json.Unmarshal([]byte(o.stdout), &rep); err != nil {
+				t.Fatalf("%v\n%s", err, o.stdout)
+			}
+			var printed, unlisted []string
+			for _, tl := range rep.Tools {
+				printed = append(printed, tl.Name)
+			}
+			for _, tl := range rep.Unlisted {
+				unlisted = append(unlisted, tl.Name)
+			}
+
+			serve := &setup{data: t.TempDir(), config: s.config}
+			c := startServe(t, serve, "--catalog-expose", expose)
+			a := c.call(t, "2", "tools/list", `{}`)
+			c.close(t)
+			var list struct{ Tools []struct{ Name string } }
+			if err := json.Unmarshal(a.Result, &list); err != nil {
+				t.Fatalf("tools/list: %v: %s", err, a.Result)
+			}
+			var served []string
+			for _, tl := range list.Tools {
+				served = append(served, tl.Name)
+			}
+			if !slices.Equal(printed, served) {
+				t.Errorf("tools printed %v\nthe hub serves %v", printed, served)
+			}
+			if !slices.Contains(printed, "hub_run_code") {
+				t.Errorf("tools printed no hub_run_code with codeMode on: %v", printed)
+			}
+			wantUnlisted := []string(nil)
+			if expose == "search" {
+				wantUnlisted = []string{"add", "echo"}
+			}
+			if rep.Expose != expose || !slices.Equal(unlisted, wantUnlisted) {
+				t.Errorf("expose %q, unlisted %v; want %q, %v", rep.Expose, unlisted, expose, wantUnlisted)
+			}
+		})
+	}
+	o := s.run(t, Tools, "tools", "--catalog-expose", "search")
+	for _, re := range []string{
+		`(?m)^hub_run_code +hub +hub_run_code$`,
+		`(?m)^Not in tools/list \(catalog.expose search: hub_search_tools finds them, hub_call_tool calls them\) \(2\):$`,
+		`(?m)^echo +alpha +echo$`,
+		`(?m)^\d+ tool\(s\) in tools/list and 2 found by search, from 1 of 1 upstream\(s\) and the hub; 0 not exposed\.$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(o.stdout) {
+			t.Errorf("tools --catalog-expose search lacks %s:\n%s", re, o)
+		}
 	}
 }

@@ -18,6 +18,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/mcp-hub/mcp-hub/config"
 	"github.com/mcp-hub/mcp-hub/console"
 	"github.com/mcp-hub/mcp-hub/hub"
@@ -43,7 +45,7 @@ func Serve(ctx context.Context, e *Env) int {
 	showVersion := fs.Bool("version", false, "print version information and exit")
 	fs.String("http", "", "also serve MCP over HTTP on this address, e.g. 127.0.0.1:7411 (streamable HTTP at /mcp, legacy SSE at /sse)")
 	stdioToo := fs.Bool("stdio", false, "with --http: serve stdio as well")
-	fs.String("catalog-expose", "", "all, search or auto: which tools tools/list holds (also $MCP_HUB_CATALOG__EXPOSE)")
+	addExposeFlag(fs)
 	fs.Bool("http-no-auth", false, "with --http: no bearer token (loopback only; for tools that cannot send headers)")
 	fs.Bool("http-allow-remote", false, "with --http: allow a non-loopback address (a token is then mandatory)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file (for development)")
@@ -104,7 +106,7 @@ func Serve(ctx context.Context, e *Env) int {
 		hopts *hub.HTTPOptions
 	)
 	if cfg.HTTPListen != "" {
-		if ln, hopts, err = httpSetup(cfg, e.Stderr, logger); err != nil {
+		if ln, hopts, err = httpSetup(cfg, e.Stderr, logger, e.approveCommand(cfg)); err != nil {
 			if addrInUse(err) {
 				fmt.Fprintf(e.Stderr, "mcp-hub: %v: %s\n", err, e.whoListens(ctx, cfg, cfg.HTTPListen))
 				return ExitFail
@@ -139,7 +141,8 @@ func Serve(ctx context.Context, e *Env) int {
 		}
 	}
 	ho := cfg.HubOptions(config.HubParams{Version: e.Build.version(), Logger: logger, Store: hubstore.Store{Store: st}, ProcessGroups: groups})
-	ho.ApproveCommand = e.approveCommand(cfg, dataDir)
+	ho.ApproveCommand = e.approveCommand(cfg)
+	ho.Command = func(sub string) string { return e.storeCommand(cfg, sub) }
 	tracer, err := startTracing(ctx, e, cfg, logger)
 	if err != nil {
 		fmt.Fprintln(e.Stderr, "mcp-hub:", err)
@@ -316,17 +319,60 @@ func newLogger(w io.Writer, cfg *config.Config) *slog.Logger {
 // registration in the store this hub serves: the program as it was run
 // and, when they are not the defaults, the data dir or store (a store's
 // secret masked: it is shown as written, ${VAR} included).
-func (e *Env) approveCommand(cfg *config.Config, dataDir string) string {
+func (e *Env) approveCommand(cfg *config.Config) string {
+	return e.storeCommand(cfg, "approve")
+}
+
+// storeCommand is mcp-hub's subcommand sub as the hub's messages show it
+// for the store cfg names ([Env.approveCommand]): "./bin/mcp-hub remove
+// --data-dir /srv/hub".
+func (e *Env) storeCommand(cfg *config.Config, sub string) string {
 	var flags []string
 	switch {
 	case cfg.Store != "":
 		flags = []string{"--store", string(cfg.Store)}
 	case cfg.DataDir != "":
-		flags = []string{"--data-dir", dataDir}
+		flags = []string{"--data-dir", cfg.DataDir}
 	}
-	cmd := e.prog() + " approve"
+	cmd := e.prog() + " " + sub
 	for _, a := range redact.Argv(flags) {
 		cmd += " " + shellQuote(a)
 	}
 	return cmd
+}
+
+// oursAt is [Env.ours] for a command run on the store cfg names: a
+// "mcp-hub approve NAME" of the text also names that store's data dir or
+// URL when it is not the default one ([Env.approveCommand]), so that the
+// command, copied, approves in the store that was looked at. One that
+// names its flags already is left alone.
+func (e *Env) oursAt(cfg *config.Config, s string) string {
+	s = e.ours(s)
+	plain, full := e.prog()+" approve", e.approveCommand(cfg)
+	if full == plain {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, plain+" ")
+		if i < 0 {
+			break
+		}
+		rest := s[i+len(plain)+1:]
+		b.WriteString(s[:i])
+		if strings.HasPrefix(rest, "-") {
+			b.WriteString(plain + " ")
+		} else {
+			b.WriteString(full + " ")
+		}
+		s = rest
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+// addExposeFlag defines --catalog-expose (the catalog.expose key), which
+// serve and tools take: which tools a client's tools/list holds.
+func addExposeFlag(fs *pflag.FlagSet) {
+	fs.String("catalog-expose", "", "all, search or auto: which tools tools/list holds (also $MCP_HUB_CATALOG__EXPOSE)")
 }

@@ -149,16 +149,38 @@ func TestApproveCommand(t *testing.T) {
 	e := &Env{Program: "./bin/mcp-hub"}
 	for _, tt := range []struct {
 		cfg  config.Config
-		dir  string
 		want string
 	}{
-		{config.Config{}, "/home/me/.local/share/mcp-hub", "./bin/mcp-hub approve"},
-		{config.Config{DataDir: "srv data"}, "/srv data", "./bin/mcp-hub approve --data-dir '/srv data'"},
-		{config.Config{Store: "postgres://hub:pg-Secret-77@db/hub"}, "", "./bin/mcp-hub approve --store 'postgres://hub:***@db/hub'"},
-		{config.Config{Store: "${HUB_PG}"}, "", "./bin/mcp-hub approve --store '${HUB_PG}'"},
+		{config.Config{}, "./bin/mcp-hub approve"},
+		{config.Config{DataDir: "/srv data"}, "./bin/mcp-hub approve --data-dir '/srv data'"},
+		{config.Config{Store: "postgres://hub:pg-Secret-77@db/hub"}, "./bin/mcp-hub approve --store 'postgres://hub:***@db/hub'"},
+		{config.Config{Store: "${HUB_PG}"}, "./bin/mcp-hub approve --store '${HUB_PG}'"},
 	} {
-		if got := e.approveCommand(&tt.cfg, tt.dir); got != tt.want {
+		if got := e.approveCommand(&tt.cfg); got != tt.want {
 			t.Errorf("approveCommand(%+v) = %q, want %q", tt.cfg, got, tt.want)
 		}
+	}
+	cfg := &config.Config{DataDir: "/srv/hub"}
+	for in, want := range map[string]string{
+		"not approved (pending): review it with mcp-hub approve fs":    "not approved (pending): review it with ./bin/mcp-hub approve --data-dir /srv/hub fs",
+		"run `mcp-hub approve --data-dir /srv/hub fs` (the hub's own)": "run `./bin/mcp-hub approve --data-dir /srv/hub fs` (the hub's own)",
+		"mcp-hub approve a; mcp-hub approve b":                         "./bin/mcp-hub approve --data-dir /srv/hub a; ./bin/mcp-hub approve --data-dir /srv/hub b",
+	} {
+		if got := e.oursAt(cfg, in); got != want {
+			t.Errorf("oursAt(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestNoAuthWarningNamesTheStore: the start warning of serve --http
+// --http-no-auth without a token says to approve with the command of the
+// store the hub serves; it said "mcp-hub approve NAME", which looks in the
+// default store.
+func TestNoAuthWarningNamesTheStore(t *testing.T) {
+	s := newSetup(t, "")
+	c := startServe(t, s, "--http", "127.0.0.1:0", "--http-no-auth", "--stdio")
+	o := c.close(t)
+	if want := "approve with mcp-hub approve --data-dir " + s.data + " NAME"; !strings.Contains(o.stderr, want) {
+		t.Errorf("want %q in the log; got %s", want, o.stderr)
 	}
 }

@@ -76,13 +76,13 @@ func Status(ctx context.Context, e *Env) int {
 			}
 			if r.Approval != upstream.ApprovalApproved || !r.Approved() {
 				state = string(upstream.StatePending)
-				lastErr = "awaiting approval: " + e.prog() + " approve " + r.Spec.Name
+				lastErr = "awaiting approval: " + e.approveCommand(cfg) + " " + r.Spec.Name
 			}
 			login := e.ours(loginWords(tokens, r.Spec.Name, upstream.State(state)))
 			lines[r.Spec.Name] = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Spec.Name, state, tools, r.ApprovalState(), login, oneLine(redact.Text(lastErr)), reported)
 		}
 		printRows(e.Stdout, "NAME\tSTATE\tTOOLS\tAPPROVAL\tLOGIN\tLAST ERROR\tREPORTED", lines)
-		printToolChanges(ctx, e, st)
+		printToolChanges(ctx, e, st, cfg)
 		return ExitOK
 	})
 }

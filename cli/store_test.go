@@ -177,7 +177,7 @@ func TestStatus(t *testing.T) {
 	for _, re := range []string{
 		`(?m)^NAME +STATE +TOOLS +APPROVAL +LOGIN +LAST ERROR +REPORTED$`,
 		`(?m)^up +CONNECTED +7 +approved +logged in with a pasted token +1m30s ago by hub pid ` + strconv.Itoa(os.Getpid()) + `$`,
-		`(?m)^waiting +PENDING +- +pending +- +awaiting approval: mcp-hub approve waiting +never \(no hub has run it\)$`,
+		`(?m)^waiting +PENDING +- +pending +- +awaiting approval: mcp-hub approve --data-dir ` + regexp.QuoteMeta(s.data) + ` waiting +never \(no hub has run it\)$`,
 	} {
 		if !regexp.MustCompile(re).MatchString(o.stdout) {
 			t.Errorf("status lacks %s:\n%s", re, o.stdout)

@@ -23,10 +23,13 @@ Connects every upstream of the config file and the store as the hub does
 connected or failed (at most its initialize plus list timeouts), prints the
 merged tool catalog a client of the hub sees, and stops them all again.
 
-The table lists each exposed tool, the upstream that offers it and its name
-there; then the tools that are not exposed, who holds their name and why;
-then the upstreams that did not connect (mcp-hub doctor says why). --json
-prints the same as one JSON object.
+The table lists the tools a client's tools/list holds, in its order (the
+hub's own included, as the configuration selects them), the upstream that
+offers each and its name there; in search mode (--catalog-expose search,
+or auto over catalog.searchAbove tools) then the tools tools/list leaves
+out, which hub_search_tools finds; then the tools that are not exposed,
+who holds their name and why; then the upstreams that did not connect
+(mcp-hub doctor says why). --json prints the same as one JSON object.
 
 --search "words" prints instead the tools that match a request in plain
 words, best first, ranked as the hub's hub_search_tools ranks them: rank,
@@ -49,6 +52,7 @@ func Tools(ctx context.Context, e *Env) int {
 		asJSON = fs.Bool("json", false, "print JSON for scripts")
 		query = fs.String("search", "", "print the tools that match these words, best first, as hub_search_tools ranks them")
 		limit = fs.Int("limit", 20, "with --search: most tools to print")
+		addExposeFlag(fs)
 	}
 	return withStore(ctx, e, toolsUse, 0, 0, define, func(st *persist.Store, cfg *config.Config, _ []string) int {
 		targets, err := probe.Targets(ctx, cfg, st)
@@ -76,12 +80,12 @@ func Tools(ctx context.Context, e *Env) int {
 			}
 			return ExitOK
 		}
-		printTools(e, rep)
+		printTools(e, cfg, rep)
 		return ExitOK
 	})
 }
 
-func printTools(e *Env, rep *probe.ToolsReport) {
+func printTools(e *Env, cfg *config.Config, rep *probe.ToolsReport) {
 	w, prog := e.Stdout, e.prog()
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tUPSTREAM\tORIGINAL NAME")
@@ -89,6 +93,15 @@ func printTools(e *Env, rep *probe.ToolsReport) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, t.Upstream, t.Original)
 	}
 	tw.Flush()
+	if len(rep.Unlisted) > 0 {
+		fmt.Fprintf(w, "\nNot in tools/list (catalog.expose %s: hub_search_tools finds them, hub_call_tool calls them) (%d):\n", rep.Expose, len(rep.Unlisted))
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "TOOL\tUPSTREAM\tORIGINAL NAME")
+		for _, t := range rep.Unlisted {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, t.Upstream, t.Original)
+		}
+		tw.Flush()
+	}
 	if len(rep.Shadowed) > 0 {
 		fmt.Fprintf(w, "\nNot exposed (%d):\n", len(rep.Shadowed))
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -119,9 +132,14 @@ func printTools(e *Env, rep *probe.ToolsReport) {
 			if u.NotRun != "" {
 				state, why = "not run", u.NotRun
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", u.Name, state, oneLine(e.ours(why)))
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", u.Name, state, oneLine(e.oursAt(cfg, why)))
 		}
 		tw.Flush()
+	}
+	if rep.Expose == "search" {
+		fmt.Fprintf(w, "\n%d tool(s) in tools/list and %d found by search, from %d of %d upstream(s) and the hub; %d not exposed.\n",
+			len(rep.Tools), len(rep.Unlisted), connected, len(rep.Upstreams), len(rep.Shadowed))
+		return
 	}
 	fmt.Fprintf(w, "\n%d tool(s) from %d of %d upstream(s) and the hub; %d not exposed.\n",
 		len(rep.Tools), connected, len(rep.Upstreams), len(rep.Shadowed))

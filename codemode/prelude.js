@@ -6,7 +6,8 @@
 // body of an async function and starts it. The outcome reaches Go through
 // done(status, text) exactly once (1: the result's
 // JSON, 0: why it failed, 2: the length of a result over maxResult, 3:
-// null was thrown), or never (a promise that never settles).
+// null was thrown, 4: it returned undefined), or never (a promise that
+// never settles).
 (function (g, code, inputJSON, maxResult, maxArg, maxLog) {
   'use strict';
   const rawCall = g.__hub_call, rawSearch = g.__hub_search, rawLog = g.__hub_log,
@@ -140,7 +141,10 @@
       rawDone(0, 'the script returned a value that is not JSON: ' + describe(e));
       return;
     }
-    if (s === undefined) s = 'null';
+    if (s === undefined) {
+      rawDone(4, 'null'); // nothing returned (or a value JSON has no form for)
+      return;
+    }
     if (s.length > maxResult) {
       rawDone(2, toStr(s.length));
       return;

@@ -133,6 +133,10 @@ func Hash(code string) string {
 type Result struct {
 	// Value is the JSON of what the script returned (null for undefined).
 	Value json.RawMessage
+	// Undefined is set when the script returned undefined (no return
+	// statement, or a value JSON cannot hold, such as a function): Value
+	// is null, and the answer says how to return something.
+	Undefined bool
 	// Logs are the lines log() wrote, as kept under MaxLogBytes.
 	Logs []string
 	// DroppedLogs counts the lines past MaxLogBytes.
@@ -260,6 +264,9 @@ func (r *Runner) Run(ctx context.Context, host Host, s Script) (*Result, error) 
 			return res, resultTooLarge(n, lim.MaxResultChars)
 		}
 		res.Value = json.RawMessage(st.text)
+		return res, nil
+	case 4:
+		res.Value, res.Undefined = json.RawMessage("null"), true
 		return res, nil
 	case 2:
 		n, _ := strconv.Atoi(st.text)

@@ -313,3 +313,50 @@ func TestProtocolErrorNamesTheCall(t *testing.T) {
 		}
 	}
 }
+
+// A script with no return statement gets null, as before, and the answer
+// says why beside it: a model that wrote `callTool(...); n` (a last
+// expression, as in a console) read null and could not tell it had
+// returned nothing. structuredContent keeps its shape ({result, calls}).
+func TestUndefinedResultIsExplained(t *testing.T) {
+	h := &tableHost{handler: func(context.Context, string, string, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"content":[]}`), nil
+	}}
+	tests := []struct {
+		code      string
+		undefined bool
+	}{
+		{`callTool("a", "b"); 42`, true},
+		{`return`, true},
+		{`return () => 1`, true}, // a function has no JSON form
+		{`return null`, false},
+		{`return 0`, false},
+	}
+	for _, tt := range tests {
+		res, err := run(t, Limits{}, h, tt.code)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.code, err)
+		}
+		if res.Undefined != tt.undefined {
+			t.Errorf("%s: Undefined = %v, want %v", tt.code, res.Undefined, tt.undefined)
+		}
+		var ans struct {
+			Content           []struct{ Text string }
+			StructuredContent map[string]json.RawMessage
+		}
+		if err := json.Unmarshal(Answer(res, nil), &ans); err != nil {
+			t.Fatal(err)
+		}
+		var texts []string
+		for _, c := range ans.Content {
+			texts = append(texts, c.Text)
+		}
+		noted := strings.Contains(strings.Join(texts, "\n"), "end it with `return")
+		if noted != tt.undefined {
+			t.Errorf("%s: content %q: the note is there: %v, want %v", tt.code, texts, noted, tt.undefined)
+		}
+		if tt.undefined && (string(ans.StructuredContent["result"]) != "null" || len(ans.StructuredContent) != 2 || texts[0] != "null") {
+			t.Errorf("%s: structuredContent %s, first text %q: want {result: null, calls} and the null first", tt.code, ans.StructuredContent, texts[0])
+		}
+	}
+}

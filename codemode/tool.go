@@ -65,6 +65,11 @@ func Instructions(lim Limits) string {
 		lim.Timeout, lim.MaxCalls)
 }
 
+// undefinedNote stands beside the null result of a script that returned
+// nothing: the code is a function body, and only what it returns comes
+// back (a last expression is not a result, as it is in a console).
+const undefinedNote = "note: the script returned nothing (undefined), so the result is null: the code is the body of a function; end it with `return …` (e.g. `return {count: n}`) to get a value back"
+
 // Answer is the tools/call result for a script: its value as structured
 // content ({result, calls, logs}) and as text, its log lines beside it; or
 // a tool error that says why it stopped.
@@ -90,6 +95,9 @@ func Answer(res *Result, err error) []byte {
 		content = append(content, map[string]string{"type": "text", "text": msg})
 	} else {
 		content = append(content, map[string]string{"type": "text", "text": string(res.Value)})
+		if res.Undefined {
+			content = append(content, map[string]string{"type": "text", "text": undefinedNote})
+		}
 	}
 	if len(logs) > 0 {
 		content = append(content, map[string]string{"type": "text", "text": "log:\n" + strings.Join(logs, "\n")})

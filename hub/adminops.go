@@ -131,8 +131,7 @@ func (h *Hub) opAdd(ctx context.Context, who string, args map[string]json.RawMes
 	}
 	_ = h.opts.Store.Audit(ctx, who, "add", spec.Name, auditDetail(spec))
 	if reg.Approval != upstream.ApprovalApproved {
-		return adminResult{h.pendingText(spec, "registered"),
-			map[string]any{"name": spec.Name, "state": "PENDING", "approval": "pending", "tools": []string{}, "review": spec.Review()}}, nil
+		return h.pendingResult(ctx, spec, "registered"), nil
 	}
 	return h.started(ctx, spec.Name, "Registered and approved", fullWait)
 }
@@ -141,6 +140,20 @@ func (h *Hub) opAdd(ctx context.Context, who string, args map[string]json.RawMes
 // approve, and shows what the approval would cover.
 func (h *Hub) pendingText(spec upstream.Spec, what string) string {
 	return fmt.Sprintf("%q is %s but will not run until a person approves exactly what it runs. Ask the user to run this in a terminal:\n\n    %s\n\nApproving lets it:\n\n%s", spec.Name, what, h.approveCmd(spec.Name), indentLines(spec.Review()))
+}
+
+// pendingResult is the answer to a registration or change that waits for
+// a person (hub_add_server, hub_update_server, POST and PUT
+// /api/servers): pendingText, and the tool names approving it would take
+// over (TakeoverNote), as every approval prompt says them.
+func (h *Hub) pendingResult(ctx context.Context, spec upstream.Spec, what string) adminResult {
+	res := adminResult{h.pendingText(spec, what),
+		map[string]any{"name": spec.Name, "state": "PENDING", "approval": "pending", "tools": []string{}, "review": spec.Review()}}
+	if n := h.TakeoverNote(ctx, upstream.Registration{Spec: spec}); n != "" {
+		res.text += "\n\n" + n
+		res.data["takeover"] = n
+	}
+	return res
 }
 
 // adminWait bounds how long hub_update_server, hub_restart_server and
@@ -192,9 +205,7 @@ func (h *Hub) waitAttempt(ctx context.Context, name string, wait time.Duration) 
 	deadline := time.Now().Add(wait)
 	for {
 		st := u.Status()
-		busy := st.Applied < sent || st.State == upstream.StateConnecting ||
-			(st.State == upstream.StatePending && st.Attempts == 0 && !st.Settled)
-		if (!busy && h.catalogCurrent()) || time.Now().After(deadline) || ctx.Err() != nil {
+		if (!attemptBusy(st, sent) && h.catalogCurrent()) || time.Now().After(deadline) || ctx.Err() != nil {
 			return st
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -280,8 +291,7 @@ func (h *Hub) opUpdate(ctx context.Context, who string, args map[string]json.Raw
 		if err := h.reconcile(ctx); err != nil { // stops the old launch spec
 			return adminResult{}, errInternal("apply the change", err)
 		}
-		return adminResult{h.pendingText(spec, "changed"),
-			map[string]any{"name": name, "state": "PENDING", "approval": "pending", "tools": []string{}, "review": spec.Review()}}, nil
+		return h.pendingResult(ctx, spec, "changed"), nil
 	}
 	return h.started(ctx, name, "Updated", adminWait)
 }

@@ -30,8 +30,8 @@ func (s *session) callTool(line []byte, m wire.Message) bool {
 		s.replyError(m.ID, jsonrpc.CodeInvalidParams, err.Error(), nil)
 		return true
 	}
-	s.traceTarget(m.ID, m.Method, p.name, "")
 	if p.name == codeToolName && s.codeOn() {
+		s.traceTarget(m.ID, m.Method, p.name, "", true)
 		s.runCode(m)
 		return true
 	}
@@ -47,6 +47,7 @@ func (s *session) callTool(line []byte, m wire.Message) bool {
 		go func() {
 			s.h.waitSettled(s.ctx)
 			e, ok := s.h.Catalog().Tool(p.name)
+			s.traceTarget(m.ID, m.Method, p.name, "", ok)
 			switch {
 			case !ok:
 				s.unknownTool(m, p.name)
@@ -60,6 +61,7 @@ func (s *session) callTool(line []byte, m wire.Message) bool {
 		}()
 		return true
 	}
+	s.traceTarget(m.ID, m.Method, p.name, "", ok)
 	if !ok {
 		s.h.metrics.call("", "", outcomeUnknownTool, 0) // never a client-chosen label value
 		s.unknownTool(m, p.name)

@@ -148,17 +148,41 @@ func mustTool(t map[string]any) catalog.Item {
 }
 
 // withCodeTool returns a tools/list result with hub_run_code added (a
-// session that turned code mode on).
+// session that turned code mode on), in name order as the catalog lists
+// every tool (codeMode on puts it there).
 func (h *Hub) withCodeTool(result []byte) []byte {
 	tools, err := wire.Get(result, "tools")
 	if err != nil || tools == nil || tools[0] != '[' {
 		return result
 	}
-	arr := append([]byte{'['}, h.codeToolItem().Raw...)
-	if rest := bytes.TrimSpace(tools[1:]); len(rest) > 0 && rest[0] != ']' {
-		arr = append(arr, ',')
+	code := h.codeToolItem().Raw
+	arr := make([]byte, 0, len(tools)+len(code)+1)
+	arr = append(arr, '[')
+	placed := false
+	add := func(elem []byte) {
+		if len(arr) > 1 {
+			arr = append(arr, ',')
+		}
+		arr = append(arr, elem...)
 	}
-	arr = append(arr, tools[1:]...)
+	if err := wire.Elements(tools, func(elem []byte) error {
+		if !placed {
+			if n, _ := wire.Get(elem, "name"); n != nil {
+				if name, _ := wire.String(n); name > codeToolName {
+					add(code)
+					placed = true
+				}
+			}
+		}
+		add(elem)
+		return nil
+	}); err != nil {
+		return result
+	}
+	if !placed {
+		add(code)
+	}
+	arr = append(arr, ']')
 	out, err := wire.EditObject(result, []wire.Member{{Key: "tools", Value: arr}})
 	if err != nil {
 		return result

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -346,7 +347,8 @@ func TestCodeModeOff(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Error("no tools/list_changed")
 	}
-	if names := sdkTools(t, cc.cs); !contains(names, codeToolName) {
+	// In name order, where codeMode on lists it: it came first.
+	if names := sdkTools(t, cc.cs); !contains(names, codeToolName) || !slices.IsSorted(names) {
 		t.Errorf("tools after turning it on: %v", names)
 	}
 	if text, _, isErr := cc.script(t, `return callTool("a", "add", {a: 2, b: 3}).structuredContent.sum`, nil); isErr || text != "5" {

@@ -100,6 +100,7 @@ func (s *session) getPrompt(m wire.Message) {
 		return
 	}
 	s.withPrompt(m, name, func(e catalog.Entry) {
+		s.traceTarget(m.ID, m.Method, name, "", true) // a prompt of the catalog
 		var set []wire.Member
 		if e.Original != name {
 			set = append(set, wire.Member{Key: "name", Value: wire.AppendString(nil, e.Original)})

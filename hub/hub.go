@@ -41,6 +41,11 @@ type Options struct {
 	// (./bin/mcp-hub approve --data-dir /srv/hub), so that the command
 	// shown approves in this hub's store, not the default one.
 	ApproveCommand string
+	// Command is a subcommand of mcp-hub as a person runs it on this hub's
+	// store ("./bin/mcp-hub remove --data-dir /srv/hub" for "remove"), for
+	// the messages that say how to change a registration of the store
+	// (upstream.Home); nil: "mcp-hub remove".
+	Command func(sub string) string
 	// FirstListWait bounds how long a session's first tools/list waits for
 	// upstreams still on their first connect attempt (10s; negative: no
 	// wait).
@@ -140,6 +145,8 @@ type Hub struct {
 	local      map[string]bool               // added by AddUpstream: not stored, not gated
 	configured map[string]ConfigServer       // the config file's upstreams (hubs without a store)
 	approved   map[string]string             // approved fingerprints as the store said last (reconcile)
+	sources    map[string]upstream.Source    // who registered each upstream, as the store said last (reconcile)
+	notes      noteBatches                   // list_changed held while several upstreams change (notebatch.go)
 	changed    chan struct{}                 // closed and replaced after each rebuild
 	closed     bool
 
@@ -229,6 +236,7 @@ func New(opts *Options) (*Hub, error) {
 	uo.OnChange = h.upstreamChanged
 	uo.VetInstance = h.vetInstance
 	uo.Gate = h.gate
+	uo.Home = h.home
 	if uo.ClientName == "" {
 		uo.ClientName = o.Name
 	}
@@ -386,6 +394,7 @@ func (h *Hub) Close() error {
 		h.wg.Wait() // the store follower and saver
 		h.mgr.Close()
 		<-h.done
+		h.endBatches(func(*noteBatch) bool { return true }) // their timers
 	})
 	return nil
 }
@@ -440,9 +449,17 @@ func joinInstructions(a, b string) string {
 // approveCmd is the command a person runs to approve name (or what
 // changed in its tools) in this hub's store.
 func (h *Hub) approveCmd(name string) string {
-	c := h.opts.ApproveCommand
-	if c == "" {
-		c = "mcp-hub approve"
+	return h.command("approve") + " " + name
+}
+
+// command is mcp-hub's subcommand sub as a person runs it on this hub's
+// store (Options.Command, Options.ApproveCommand).
+func (h *Hub) command(sub string) string {
+	switch {
+	case sub == "approve" && h.opts.ApproveCommand != "":
+		return h.opts.ApproveCommand
+	case h.opts.Command != nil:
+		return h.opts.Command(sub)
 	}
-	return c + " " + name
+	return "mcp-hub " + sub
 }

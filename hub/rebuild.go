@@ -66,7 +66,8 @@ func (h *Hub) rebuildLoop() {
 }
 
 // rebuildNow builds the catalog from every upstream's inventory, swaps it in
-// and, when the tool list changed, tells every session.
+// and, when a list changed, tells every session (at the end of a change
+// of several upstreams: notebatch.go).
 func (h *Hub) rebuildNow() {
 	gen := h.mgr.Generation() // before reading the upstreams
 	var srcs []catalog.Source
@@ -124,16 +125,9 @@ func (h *Hub) rebuildNow() {
 	}
 	h.mu.Unlock()
 	for _, s := range sessions {
-		if s.toolsChanged(prev, st, toolsChanged) {
-			s.notify("notifications/tools/list_changed", nil, nil)
-		}
-		if promptsChanged {
-			s.notify("notifications/prompts/list_changed", nil, nil)
-		}
-		if resourcesChanged {
-			s.notify("notifications/resources/list_changed", nil, nil)
-		}
+		h.notifyLists(s, listKinds{tools: s.toolsChanged(prev, st, toolsChanged), prompts: promptsChanged, resources: resourcesChanged})
 	}
+	h.endQuietBatches()
 	h.renewSubscriptions()
 	h.applyLogLevel()
 }

@@ -60,6 +60,7 @@ var ErrApprovalRequired = errors.New("approval required")
 func (h *Hub) Start(ctx context.Context, config []ConfigServer) error {
 	h.starting.Store(true) // not ready (/readyz) until it returns
 	defer h.starting.Store(false)
+	defer h.batchNotes()() // sessions hear once that the upstreams came up
 	if err := h.allowedConfig(config); err != nil {
 		return err
 	}
@@ -259,17 +260,41 @@ func (h *Hub) reconcileLocked(ctx context.Context) ([]<-chan struct{}, error) {
 }
 
 // rememberApprovals keeps the fingerprints the store approved, for gate
-// while the store cannot be reached.
+// while the store cannot be reached, and who registered each upstream,
+// for home.
 func (h *Hub) rememberApprovals(regs []upstream.Registration) {
 	approved := make(map[string]string, len(regs))
+	sources := make(map[string]upstream.Source, len(regs))
 	for _, r := range regs {
 		if r.Approved() {
 			approved[r.Spec.Name] = r.ApprovedHash
 		}
+		sources[r.Spec.Name] = r.Source
 	}
 	h.mu.Lock()
-	h.approved = approved
+	h.approved, h.sources = approved, sources
 	h.mu.Unlock()
+}
+
+// home says where the named upstream is defined, for the messages that say
+// what to change about it (upstream.Options.Home): the config file, or
+// the store and the commands that change a registration there. An
+// upstream the embedding program added has no home to name.
+func (h *Hub) home(name string) upstream.Home {
+	h.mu.Lock()
+	src, stored := h.sources[name]
+	_, inFile := h.configured[name]
+	local := h.local[name]
+	h.mu.Unlock()
+	switch {
+	case local:
+		return upstream.Home{}
+	case inFile && h.opts.Store == nil:
+		src = upstream.SourceConfig
+	case !stored:
+		return upstream.Home{}
+	}
+	return upstream.Home{Source: src, ConfigFile: h.opts.ConfigFile, Command: h.command}
 }
 
 // lastApproved returns the fingerprint the store approved for the named
@@ -342,6 +367,7 @@ func (h *Hub) Reload(ctx context.Context, config []ConfigServer) error {
 	if err := h.allowedConfig(config); err != nil {
 		return err
 	}
+	defer h.batchNotes()() // sessions hear once of every upstream it changes
 	if h.opts.Store == nil {
 		return h.applyConfig(config)
 	}
@@ -441,8 +467,9 @@ func (h *Hub) followStore() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		changed, err := h.opts.Store.Changed(ctx)
 		if err == nil && changed {
+			applied := h.batchNotes() // an import of several servers is heard once
 			err = h.reconcile(ctx)
-			h.upstreamChanged("")
+			applied()
 		}
 		cancel()
 		switch {

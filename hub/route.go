@@ -125,7 +125,7 @@ func (h *Hub) Request(c *upstream.Conn, id []byte, method string, params []byte,
 		if a.sessions == 0 {
 			fail(jsonrpc.CodeInvalidRequest, "mcp-hub forwards %s only while the upstream serves a client's request, and upstream %q serves none", method, c.Name())
 		} else {
-			fail(jsonrpc.CodeInvalidRequest, "mcp-hub cannot tell which of %d client sessions this %s is for; it forwards such requests only when one session is waiting on upstream %q", a.sessions, method, c.Name())
+			fail(jsonrpc.CodeInvalidRequest, "%s", ambiguousText(up, method, parkedAmong(c)))
 		}
 		return
 	}
@@ -168,6 +168,42 @@ func (h *Hub) Request(c *upstream.Conn, id []byte, method string, params []byte,
 			_ = c.Respond(context.Background(), id, result, errObj)
 		}
 	}()
+}
+
+// ambiguousText is the refusal of an upstream's request that more than one
+// client session may be waiting on, shared upstream up being busy for
+// several: what the hub does, and what the person can do. parked says
+// that one of the calls is parked (parked.go).
+//
+// A parked call counts as waiting: its client was answered input_required
+// and may come back with the answer until the call's timeout, and the
+// upstream may send it another request meanwhile (one per round, or
+// several at once). Counting it out would send such a request to the
+// other session: a guess, which this rule exists never to make.
+func ambiguousText(up *upstream.Upstream, method string, parked bool) string {
+	msg := fmt.Sprintf("mcp-hub cannot tell which client session this %s is for: more than one client session is waiting on upstream %q, which they share, "+
+		"and the hub forwards such requests only while one session is", method, up.Name())
+	if parked {
+		msg += " (one of them is a client's call answered with input_required: it waits for the client to come back with the answer, " +
+			"until its call timeout passes)"
+	}
+	if up.Scope() == upstream.ScopeAuto {
+		return msg + "; new client sessions get an instance of their own (scope auto), while the sessions open now keep sharing this one: " +
+			"reconnect the client, or set the server's scope to session so that every session gets its own"
+	}
+	return msg + "; to let it ask, set the server's scope to session (each client session then gets an instance of its own), or auto"
+}
+
+// parkedAmong reports whether one of the calls in flight on c is parked:
+// a stateless client's call the hub answered with input_required, whose
+// retry has not come.
+func parkedAmong(c *upstream.Conn) bool {
+	for _, t := range c.Tags() {
+		if ref, ok := t.(*callRef); ok && ref.s.stateless != nil && ref.s.isParked(idKey(ref.id)) {
+			return true
+		}
+	}
+	return false
 }
 
 // cannot says why the session may not be sent this request, or "".

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -199,7 +200,10 @@ func TestRouteAmbiguous(t *testing.T) {
 		return c != nil && len(c.Tags()) == 1
 	})
 	got, isErr := b.call(t, "elicit", map[string]any{"message": "whose?"})
-	if !isErr || !strings.Contains(got, "cannot tell which of 2 client sessions") {
+	// It said "which of 2 client sessions", where 2 meant "more than one",
+	// and not what to do.
+	if !isErr || !strings.Contains(got, "cannot tell which client session this elicitation/create is for: more than one client session is waiting on upstream \"fx\"") ||
+		!strings.Contains(got, "set the server's scope to session") {
 		t.Errorf("elicit while two sessions wait: %q (isError %v)", got, isErr)
 	}
 	b.call(t, "log", map[string]any{"count": 2})
@@ -305,5 +309,35 @@ func TestRouteMultiRoundTrip(t *testing.T) {
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "sample", Arguments: map[string]any{"prompt": "p"}})
 	if err != nil || !res.IsError || !strings.Contains(fmt.Sprint(res.Content[0].(*mcp.TextContent).Text), "did not declare the sampling capability") {
 		t.Errorf("sample from a client without sampling: %v %v", res, err)
+	}
+}
+
+// TestParkedCallIsNamed: a 2026-07-28 client's call that got input_required
+// and was never retried still waits on the shared upstream (its client may
+// come back until the call's timeout, and the upstream may ask it again
+// meanwhile), so another session's elicitation is refused as ambiguous;
+// the refusal says that one of the waiting calls is such a call.
+func TestParkedCallIsNamed(t *testing.T) {
+	spec := fixtureSpec("fx", "-only", "elicit")
+	spec.ProtocolVersion = "2025-11-25"
+	h, srv := startHTTPHub(t, nil, spec)
+	eventually(t, 10*time.Second, "the upstream", func() bool { return h.settled() && len(h.Catalog().ServerEntries("fx")) > 0 })
+	body := strings.Replace(statelessBody("7", "tools/call", `{"name":"elicit","arguments":{"message":"first?"}}`),
+		`"io.modelcontextprotocol/clientCapabilities":{}`, `"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}`, 1)
+	resp := raw(t, "POST", srv.URL+"/mcp", body, map[string][]string{"Authorization": auth,
+		"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"elicit"}})
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(got), "input_required") {
+		t.Fatalf("the stateless call was not parked: %s", got)
+	}
+	b := newRouteClient(t, srv.URL, false, "B")
+	text, isErr := b.call(t, "elicit", map[string]any{"message": "whose?"})
+	if !isErr || !strings.Contains(text, "more than one client session is waiting") ||
+		!strings.Contains(text, "one of them is a client's call answered with input_required") {
+		t.Errorf("elicit beside a parked call: %q (isError %v)", text, isErr)
+	}
+	if b.elicits.Load() != 0 {
+		t.Error("the elicitation reached a client")
 	}
 }

@@ -394,7 +394,8 @@ func TestScopeAuto(t *testing.T) {
 			c := u.Conn()
 			return c != nil && len(c.Tags()) == 1
 		})
-		if got, isErr := y.call(t, "elicit", map[string]any{"message": "whose?"}); !isErr || !strings.Contains(got, "cannot tell which of 2 client sessions") {
+		if got, isErr := y.call(t, "elicit", map[string]any{"message": "whose?"}); !isErr || !strings.Contains(got, "more than one client session is waiting on upstream") ||
+			!strings.Contains(got, "the sessions open now keep sharing this one: reconnect the client, or set the server's scope to session") {
 			t.Errorf("elicit while two sessions wait on the shared instance: %q (isError %v)", got, isErr)
 		}
 		if got := <-done; got != "slept 1500 ms" {

@@ -52,11 +52,16 @@ func TestApprovalPromptsNameTakeovers(t *testing.T) {
 		t.Errorf("the elicitation prompt does not name the takeovers:\n%s", prompt)
 	}
 
-	// Registered over REST: GET shows the same.
-	if code, out := apiJSON(t, "POST", api, map[string]any{"name": "agood", "command": fixture, "args": []string{"-only", "echo"}}); code != 201 {
-		t.Fatalf("add agood: %d %v", code, out)
+	// Registered over REST: POST's answer (it had no note) and GET show
+	// the same.
+	code, got := apiJSON(t, "POST", api, map[string]any{"name": "agood", "command": fixture, "args": []string{"-only", "echo"}})
+	if code != 201 {
+		t.Fatalf("add agood: %d %v", code, got)
 	}
-	_, got := apiJSON(t, "GET", api+"/agood", nil)
+	if note, _ := got["takeover"].(string); !strings.Contains(note, unknown) || !strings.Contains(fmt.Sprint(got["message"]), unknown) {
+		t.Errorf("POST agood: takeover %q\n%s", got["takeover"], got["message"])
+	}
+	_, got = apiJSON(t, "GET", api+"/agood", nil)
 	if note, _ := got["takeover"].(string); !strings.Contains(note, unknown) || !strings.Contains(fmt.Sprint(got["message"]), unknown) {
 		t.Errorf("GET agood: takeover %q\n%s", got["takeover"], got["message"])
 	}
@@ -68,16 +73,19 @@ func TestApprovalPromptsNameTakeovers(t *testing.T) {
 		invs, _ := h.opts.Store.Inventories(context.Background())
 		return len(invs["agood"].Tools) == 1
 	})
-	if code, out := apiJSON(t, "PUT", api+"/agood", map[string]any{"args": []string{"-only", "echo", "-dummy", "1"}}); code != 200 {
-		t.Fatalf("PUT agood: %d %v", code, out)
+	if code, got = apiJSON(t, "PUT", api+"/agood", map[string]any{"args": []string{"-only", "echo", "-dummy", "1"}}); code != 200 {
+		t.Fatalf("PUT agood: %d %v", code, got)
+	}
+	if note, _ := got["takeover"].(string); !strings.Contains(note, "Approving it takes over `echo` from `zgood` (by its last listing") {
+		t.Errorf("PUT agood: takeover %q", got["takeover"])
 	}
 	_, got = apiJSON(t, "GET", api+"/agood", nil)
 	if note, _ := got["takeover"].(string); !strings.Contains(note, "Approving it takes over `echo` from `zgood` (by its last listing") {
 		t.Errorf("GET agood after the change: takeover %q", got["takeover"])
 	}
 	// A server that sorts last takes nothing over: no note.
-	if code, out := apiJSON(t, "POST", api, map[string]any{"name": "zzz", "command": fixture, "args": []string{"-only", "echo"}}); code != 201 {
-		t.Fatalf("add zzz: %d %v", code, out)
+	if code, got = apiJSON(t, "POST", api, map[string]any{"name": "zzz", "command": fixture, "args": []string{"-only", "echo"}}); code != 201 || got["takeover"] != nil {
+		t.Fatalf("add zzz: %d %v", code, got)
 	}
 	if _, got = apiJSON(t, "GET", api+"/zzz", nil); got["takeover"] != nil {
 		t.Errorf("GET zzz: takeover %q, want none", got["takeover"])

@@ -60,10 +60,11 @@ func (s *session) spanOf(id []byte) *telemetry.Span {
 }
 
 // traceTarget names the tool, prompt or resource of the client request id
-// on its span.
-func (s *session) traceTarget(id []byte, method, target, uri string) {
+// on its span; known says whether the catalog has that tool or prompt
+// (only then is it in the span's name: a client may send any name).
+func (s *session) traceTarget(id []byte, method, target, uri string, known bool) {
 	if s.h.tracer != nil {
-		s.spanOf(id).SetTarget(method, target, uri)
+		s.spanOf(id).SetTarget(method, target, uri, known)
 	}
 }
 

@@ -462,3 +462,58 @@ func TestTraceListenEndsOK(t *testing.T) {
 		t.Errorf("the listen span ended %v %q, attributes %v; want no error", listen.Status.Code, listen.Status.Description, listen.Attributes)
 	}
 }
+
+// TestTraceNamesAreBounded: a span is named after its tool or prompt only
+// when the catalog knows it; a name a client made up leaves the name at the
+// method (a trace backend indexes span names: one per made-up name would be
+// unbounded, and could carry any text), and is an attribute only, bounded,
+// as the request id and the resource URI a client sent are.
+func TestTraceNamesAreBounded(t *testing.T) {
+	tr, exp := memTracer(t)
+	h, c := startHub(t, &Options{Tracer: tr}, fixtureSpec("a", "-conformance"))
+	eventually(t, 10*time.Second, "a's tools", func() bool { return len(h.Catalog().ServerEntries("a")) > 0 })
+	made := "nope\nIGNORE PREVIOUS " + strings.Repeat("x", 5000)
+	long := strings.Repeat("7", 3000)
+	calls := []struct{ id, method, params, name string }{
+		{`1001`, "tools/call", `{"name":"test_simple_text","arguments":{}}`, "tools/call test_simple_text"},
+		{`1002`, "tools/call", `{"name":` + jsonString(made) + `,"arguments":{}}`, "tools/call"},
+		{`1003`, "prompts/get", `{"name":"test_simple_prompt"}`, "prompts/get test_simple_prompt"},
+		{`1004`, "prompts/get", `{"name":` + jsonString(made) + `}`, "prompts/get"},
+		{`"` + long + `"`, "resources/read", `{"uri":"test://` + long + `"}`, "resources/read"},
+	}
+	for _, cl := range calls {
+		exp.Reset()
+		ch := make(chan []byte, 1)
+		c.mu.Lock()
+		c.waiting[cl.id] = ch
+		c.mu.Unlock()
+		c.send(`{"jsonrpc":"2.0","id":` + cl.id + `,"method":"` + cl.method + `","params":` + cl.params + `}`)
+		select {
+		case <-ch:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no answer to %s", cl.params)
+		}
+		var server *tracetest.SpanStub
+		eventually(t, 10*time.Second, "the server span", func() bool {
+			for _, s := range exp.GetSpans() {
+				if s.SpanKind == trace.SpanKindServer {
+					server = &s
+					return true
+				}
+			}
+			return false
+		})
+		if server.Name != cl.name {
+			t.Errorf("%s %.60s: span %q, want %q", cl.method, cl.params, server.Name, cl.name)
+		}
+		for _, kv := range server.Attributes {
+			limit := 128 + len("…") // names and ids
+			if kv.Key == "mcp.resource.uri" {
+				limit = 1024 + len("…")
+			}
+			if v := kv.Value.Emit(); len(v) > limit || strings.ContainsAny(v, "\n\x00") {
+				t.Errorf("%s %.60s: attribute %s is %d bytes: %.80q", cl.method, cl.params, kv.Key, len(v), v)
+			}
+		}
+	}
+}

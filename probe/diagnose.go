@@ -86,7 +86,7 @@ func Diagnose(r *Result, p *Report, cfg *config.Config) Row {
 	initTimeout := pick(spec.InitTimeout.Std(), cfg.InitTimeout)
 	row.Hints = upstream.Hints(upstream.HintFacts{
 		Spec: spec, LastError: r.Status.LastError, Failed: !r.Connected(), Slow: slow(r.Ready, initTimeout),
-		NonJSON: r.NonJSON > 0, Stderr: r.Stderr, InitTimeout: initTimeout,
+		NonJSON: r.NonJSON > 0, Stderr: r.Stderr, InitTimeout: initTimeout, Home: p.Home(spec.Name),
 	})
 	loginRow(&row, r)
 

@@ -37,6 +37,11 @@ type Options struct {
 	ClientVersion string
 	// Logger receives what the upstreams log; nil discards it.
 	Logger *slog.Logger
+	// Command is a subcommand of mcp-hub as a person runs it on the store
+	// probed ("mcp-hub remove --data-dir /srv/hub"), for the messages that
+	// say how to change a registration there (upstream.Home); nil:
+	// "mcp-hub remove".
+	Command func(sub string) string
 }
 
 // stopLimit bounds stopping the upstreams after a probe.
@@ -137,8 +142,20 @@ type Report struct {
 	Catalog *catalog.Catalog
 	// Search indexes the catalog's tools as the hub does (hub_search_tools).
 	Search *toolsearch.Index
-	Wait   time.Duration // the bound on waiting for the upstreams
+	// Searching is set when the hub serves this catalog in search mode
+	// (catalog.expose search, or auto over searchAbove tools); Listed are
+	// then the tools its tools/list holds (the hub's own and
+	// alwaysExpose), in its order.
+	Searching bool
+	Listed    []catalog.Entry
+	Wait      time.Duration // the bound on waiting for the upstreams
+
+	homes map[string]upstream.Home // where each target is defined
 }
+
+// Home says where the named upstream is defined: its config file, or the
+// store (and the commands that change a registration there).
+func (p *Report) Home(name string) upstream.Home { return p.homes[name] }
 
 // Run starts every target that would run, waits (bounded by the
 // initialize and list timeouts, and by ctx) until each has connected or
@@ -167,9 +184,12 @@ func Run(ctx context.Context, cfg *config.Config, targets []Target, st Store, o 
 	// As the hub's gate: a stored registration runs only with the launch
 	// spec a person approved, checked again right before it starts.
 	stored := map[string]bool{}
+	homes := map[string]upstream.Home{}
 	for _, t := range targets {
 		stored[t.Spec.Name] = t.Stored
+		homes[t.Spec.Name] = upstream.Home{Source: upstream.Source(t.Source), ConfigFile: cfg.File, Command: o.Command}
 	}
+	opts.Home = func(name string) upstream.Home { return homes[name] }
 	opts.Gate = func(ctx context.Context, spec upstream.Spec) error {
 		if !stored[spec.Name] {
 			return nil
@@ -194,7 +214,7 @@ func Run(ctx context.Context, cfg *config.Config, targets []Target, st Store, o 
 	ev.mgr = mgr
 	mo := mgr.Options()
 
-	p := &Report{}
+	p := &Report{homes: homes}
 	started := map[string]time.Time{}
 	ups := map[string]*upstream.Upstream{}
 	for _, t := range targets {
@@ -267,6 +287,9 @@ wait:
 		Own:       ownTools(cfg),
 	})
 	p.Search = toolsearch.Build(toolsearch.FromCatalog(p.Catalog, srcs, descs), nil)
+	if ex := cfg.Exposure(); ex.Searching(p.Catalog) {
+		p.Searching, p.Listed = true, ex.Listed(p.Catalog)
+	}
 
 	closed := make(chan struct{})
 	go func() {
@@ -315,9 +338,12 @@ func parseItems(raws []json.RawMessage, parse func([]byte) (catalog.Item, error)
 }
 
 // ownTools returns the hub's own tools (hub_*) as the configuration selects
-// them, taken from a hub that never starts.
+// them (the admin tools, tool search, code mode), taken from a hub built
+// with the configuration's options that never starts.
 func ownTools(cfg *config.Config) []catalog.Item {
-	h, err := hub.New(&hub.Options{Admin: hub.AdminMode(cfg.AdminTools), Approval: hub.ApprovalMode(cfg.AdminApproval)})
+	o := cfg.HubOptions(config.HubParams{})
+	o.Logger = slog.New(slog.DiscardHandler)
+	h, err := hub.New(o)
 	if err != nil {
 		return nil
 	}

@@ -10,7 +10,15 @@ import (
 // ToolsReport is the merged tool catalog of a probe, as mcp-hub tools
 // --json prints it.
 type ToolsReport struct {
-	Tools     []ToolLine     `json:"tools"`
+	// Expose is how the hub serves this catalog: "all" (tools/list holds
+	// every tool) or "search" (catalog.expose search, or auto over
+	// searchAbove tools).
+	Expose string `json:"expose"`
+	// Tools are the tools a client's tools/list holds, in its order.
+	Tools []ToolLine `json:"tools"`
+	// Unlisted are, in search mode, the exposed tools tools/list leaves
+	// out: hub_search_tools finds them, hub_call_tool calls them.
+	Unlisted  []ToolLine     `json:"unlisted"`
 	Shadowed  []ShadowLine   `json:"shadowed"`
 	Upstreams []UpstreamLine `json:"upstreams"`
 }
@@ -48,9 +56,21 @@ type UpstreamLine struct {
 
 // NewToolsReport returns the tool catalog of the probe p.
 func NewToolsReport(p *Report) *ToolsReport {
-	rep := &ToolsReport{Tools: []ToolLine{}, Shadowed: []ShadowLine{}, Upstreams: []UpstreamLine{}}
+	rep := &ToolsReport{Expose: "all", Tools: []ToolLine{}, Unlisted: []ToolLine{}, Shadowed: []ShadowLine{}, Upstreams: []UpstreamLine{}}
+	listed := map[string]bool{}
+	if p.Searching {
+		rep.Expose = "search"
+		for _, en := range p.Listed {
+			listed[en.Name] = true
+		}
+	}
 	for _, en := range p.Catalog.Tools() {
-		rep.Tools = append(rep.Tools, ToolLine{Name: en.Name, Upstream: serverOrHub(en.Server), Original: en.Original, Fixes: en.Fixes})
+		tl := ToolLine{Name: en.Name, Upstream: serverOrHub(en.Server), Original: en.Original, Fixes: en.Fixes}
+		if p.Searching && !listed[en.Name] {
+			rep.Unlisted = append(rep.Unlisted, tl)
+		} else {
+			rep.Tools = append(rep.Tools, tl)
+		}
 	}
 	for _, s := range p.Catalog.Shadowed() {
 		if s.Kind != catalog.KindTool {

@@ -6,8 +6,11 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -72,14 +75,49 @@ type Upstream struct {
 	Instance  string // the session label of a per-session instance
 }
 
+// Bounds of attribute values a client or an upstream chose: a trace
+// backend indexes them, and keeps what it is sent.
+const (
+	maxNameAttr = 128  // a tool's or prompt's name (MCP names are at most 128)
+	maxIDAttr   = 128  // a JSON-RPC id
+	maxURIAttr  = 1024 // a resource's URI, masked as logs mask URLs
+)
+
+// bounded is s as an attribute value: at most max bytes (cut at a rune,
+// "…" marking the cut), control characters replaced by U+FFFD. It does not
+// allocate for a value that is within its bounds.
+func bounded(s string, max int) string {
+	clean := len(s) <= max
+	for i := 0; clean && i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f {
+			clean = false
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			r = unicode.ReplacementChar
+		}
+		if b.Len()+utf8.RuneLen(r) > max {
+			b.WriteString("…")
+			break
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 func requestAttrs(r Request, attrs []attribute.KeyValue) []attribute.KeyValue {
 	attrs = append(attrs, semconv.McpMethodNameKey.String(r.Method))
 	if r.ID != nil {
-		attrs = append(attrs, semconv.JSONRPCRequestID(idString(r.ID)))
+		attrs = append(attrs, semconv.JSONRPCRequestID(bounded(idString(r.ID), maxIDAttr)))
 	}
 	attrs = targetAttrs(r.Method, r.Target, attrs)
 	if r.URI != "" {
-		attrs = append(attrs, semconv.McpResourceURI(redact.URL(r.URI)))
+		attrs = append(attrs, semconv.McpResourceURI(bounded(redact.URL(r.URI), maxURIAttr)))
 	}
 	if r.Session != "" {
 		attrs = append(attrs, semconv.McpSessionID(r.Session))
@@ -99,14 +137,19 @@ func targetAttrs(method, target string, attrs []attribute.KeyValue) []attribute.
 	}
 	switch method {
 	case "tools/call":
-		attrs = append(attrs, semconv.GenAIToolName(target), semconv.GenAIOperationNameExecuteTool)
+		attrs = append(attrs, semconv.GenAIToolName(bounded(target, maxNameAttr)), semconv.GenAIOperationNameExecuteTool)
 	case "prompts/get":
-		attrs = append(attrs, semconv.GenAIPromptName(target))
+		attrs = append(attrs, semconv.GenAIPromptName(bounded(target, maxNameAttr)))
 	}
 	return attrs
 }
 
-// spanName is "{method} {target}", or the method alone.
+// spanName is "{method} {target}", or the method alone. Only a target the
+// hub knows (a tool or prompt of its catalog, or of an upstream it
+// forwards to) goes into a name: names are what trace backends index
+// spans by, so they must come from a bounded set, and never carry text a
+// client chose (OpenTelemetry's MCP conventions: "{mcp.method.name}"
+// when no low-cardinality target is available).
 func spanName(method, target string) string {
 	if target == "" || (method != "tools/call" && method != "prompts/get") {
 		return method
@@ -215,18 +258,23 @@ func (s *Span) Waited(name string, since time.Time, attrs ...attribute.KeyValue)
 }
 
 // SetTarget names what the request is for, once the hub has read it: the
-// tool or prompt (which renames the span), or a resource's URI.
-func (s *Span) SetTarget(method, target, uri string) {
+// tool or prompt, and a resource's URI. known says whether the hub knows
+// the tool or prompt (its catalog has it): only then does its name go into
+// the span's name; an unknown one, which the client chose, is only an
+// attribute, bounded as every value a client chose is.
+func (s *Span) SetTarget(method, target, uri string, known bool) {
 	if s == nil {
 		return
 	}
 	if target != "" {
-		s.s.SetName(spanName(method, target))
+		if known {
+			s.s.SetName(spanName(method, target))
+		}
 		var buf [2]attribute.KeyValue
 		s.s.SetAttributes(targetAttrs(method, target, buf[:0])...)
 	}
 	if uri != "" {
-		s.s.SetAttributes(semconv.McpResourceURI(redact.URL(uri)))
+		s.s.SetAttributes(semconv.McpResourceURI(bounded(redact.URL(uri), maxURIAttr)))
 	}
 }
 

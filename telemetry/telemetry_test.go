@@ -141,7 +141,7 @@ func TestNilIsOff(t *testing.T) {
 	cs := tr.Client(sp, Request{}, nil)
 	cs.Retry("x")
 	cs.Queued(time.Now())
-	cs.SetTarget("tools/call", "x", "")
+	cs.SetTarget("tools/call", "x", "", true)
 	cs.End(Outcome{})
 	params := []byte(`{"a":1}`)
 	if out, err := cs.InjectMeta(params); err != nil || &out[0] != &params[0] {
@@ -280,5 +280,25 @@ func TestLogErrors(t *testing.T) {
 	}
 	if got := strings.Count(buf.String(), "level=WARN"); got != 1 || strings.Count(buf.String(), "level=DEBUG") != 2 || !strings.Contains(buf.String(), "connection refused") {
 		t.Errorf("log after 3 failed exports:\n%s", buf.String())
+	}
+}
+
+func TestBounded(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"echo", 5, "echo"},
+		{"a\nb\x00c", 16, "a\uFFFDb\uFFFDc"},
+		{strings.Repeat("x", 10), 5, "xxxxx…"},
+		{"ééééé", 5, "éé…"}, // cut at a rune
+	} {
+		if got := bounded(tt.in, tt.max); got != tt.want {
+			t.Errorf("bounded(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = bounded("tools_within_bounds", 64) }); n != 0 {
+		t.Errorf("%v allocations for a value within bounds", n)
 	}
 }

@@ -84,11 +84,13 @@ func (u *Upstream) dialWith(ctx context.Context, spec *Spec, standardHeaders boo
 		u.secret.Set(secrets...)
 		initTimeout := pick(spec.InitTimeout.Std(), m.opts.InitTimeout)
 		sctx, cancel := context.WithTimeout(ctx, initTimeout)
+		shown := *spec // as it was dialled, for the error of a refused redirect
 		_, err = startHTTP(sctx, spec, headers, httpOptions{
 			Logger:          u.logger,
 			MaxMessageBytes: m.opts.MaxMessageBytes,
 			Wrap:            wrap,
 			StandardHeaders: standardHeaders,
+			Where:           func() string { return u.home().urlChange(shown) },
 		}, c)
 		cancel()
 		if err != nil {

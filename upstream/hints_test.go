@@ -121,3 +121,50 @@ func TestWholeCommandLine(t *testing.T) {
 		t.Errorf("a program with spaces in its path is split")
 	}
 }
+
+// TestHintsSayWhere: a hint that says what to change says where the
+// server is defined: edit the config file that defines it, or change the
+// store's registration (the running hub's hub_update_server or REST API
+// and an approval, or mcp-hub remove and add on that store). Without a
+// Home the hints say what only, as before.
+func TestHintsSayWhere(t *testing.T) {
+	file := Home{Source: SourceConfig, ConfigFile: "/etc/hub.yaml"}
+	cmd := func(sub string) string { return "mcp-hub " + sub + " --data-dir /d" }
+	store := Home{Source: SourceAdmin, ConfigFile: "/etc/hub.yaml", Command: cmd}
+	noFile := Home{Source: SourceCLI, Command: cmd}
+	web := Spec{Name: "w", URL: "http://127.0.0.1:1/sse", Headers: map[string]string{"Authorization": "Bearer ${T}"}}
+	for _, tt := range []struct {
+		name string
+		f    HintFacts
+		want string // the end of the last hint
+	}{
+		{"401, file", HintFacts{Spec: web, Failed: true, LastError: "HTTP 401 Unauthorized", Home: file},
+			`(is the token right, and set?). "w" is defined in /etc/hub.yaml: edit its headers there (a running hub applies the edit within seconds).`},
+		{"401, store", HintFacts{Spec: web, Failed: true, LastError: "HTTP 401 Unauthorized", Home: store},
+			`(is the token right, and set?). "w" is registered in the store: change its headers with hub_update_server or PUT /api/servers/w {"headers": {"Authorization": "Bearer ${TOKEN}"}} and approve the change (mcp-hub approve --data-dir /d w), or register it anew: mcp-hub remove --data-dir /d w, then mcp-hub add --data-dir /d w --url http://127.0.0.1:1/sse --header 'Authorization=Bearer ${TOKEN}'.`},
+		{"unreachable, store", HintFacts{Spec: web, Failed: true, LastError: "upstream unreachable: connection refused", Home: store},
+			`is the server running, and the URL right? "w" is registered in the store: change its url with hub_update_server or PUT /api/servers/w {"url": "NEW-URL"} and approve the change (mcp-hub approve --data-dir /d w), or register it anew: mcp-hub remove --data-dir /d w, then mcp-hub add --data-dir /d w --url NEW-URL --transport sse (and its --header flags).`},
+		{"unset header variable, file", HintFacts{Spec: web, Failed: true, LastError: "header Authorization: environment variable T is not set", Home: file},
+			`or write the value into the server's headers. "w" is defined in /etc/hub.yaml: edit its headers there (a running hub applies the edit within seconds).`},
+		{"slow, file", HintFacts{Spec: Spec{Name: "s", Command: "/bin/cat"}, Failed: true, LastError: "initialize: no answer within 1s", InitTimeout: time.Second, Home: file},
+			`raise initTimeout of "s" in /etc/hub.yaml (or timeouts.initialize, every server's)`},
+		{"slow, store without a config file", HintFacts{Spec: Spec{Name: "s", Command: "/bin/cat"}, Failed: true, LastError: "initialize: no answer within 1s", InitTimeout: time.Second, Home: noFile},
+			`raise timeouts.initialize in a config file (--config FILE), or set $MCP_HUB_TIMEOUTS__INITIALIZE where the hub starts (a server registered in the store has no initTimeout of its own)`},
+		{"slow, unknown", HintFacts{Spec: Spec{Name: "s", Command: "/bin/cat"}, Failed: true, LastError: "initialize: no answer within 1s", InitTimeout: time.Second},
+			`raise initTimeout (per server) or timeouts.initialize`},
+		{"not on PATH, unknown", HintFacts{Spec: Spec{Name: "g", Command: "mcp-hub-test-no-such-command"}, Failed: true, LastError: "start: not found"},
+			`give its absolute path as the command; a hub started by a client inherits the client's PATH`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Hints(tt.f)
+			if len(got) == 0 || !strings.HasSuffix(got[len(got)-1], tt.want) {
+				t.Errorf("hints %q\nwant the last to end %q", got, tt.want)
+			}
+		})
+	}
+	// A refused redirect's error says what to do, and where: no hint
+	// sends the person to run the server by hand.
+	if got := Hints(HintFacts{Spec: web, Failed: true, LastError: "initialize: " + ErrRedirected.Error() + ": …", Home: file}); len(got) != 0 {
+		t.Errorf("hints of a refused redirect: %q", got)
+	}
+}

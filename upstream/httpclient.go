@@ -200,13 +200,17 @@ var ErrRedirected = errors.New("redirect refused")
 // requestErr is the error of a request an HTTP link could not make, for
 // people (redactErr) and for the link: it wraps ErrUnreachable when the
 // upstream does not accept connections, ErrRedirected when it sent the
-// hub elsewhere. Either ends the link (linkLost).
-func requestErr(err error) error {
+// hub elsewhere, saying where to change its url (where, when not nil).
+// Either ends the link (linkLost).
+func requestErr(err error, where func() string) error {
 	var refused *redirect.Refused
 	switch {
 	case isDialError(err):
 		return fmt.Errorf("%w: %s", ErrUnreachable, redactErr(err))
 	case errors.As(err, &refused):
+		if refused.Moved() && where != nil {
+			refused.Where = where()
+		}
 		return fmt.Errorf("%w: %s", ErrRedirected, redact.Text(refused.Error()))
 	}
 	return errors.New(redactErr(err))

@@ -30,6 +30,10 @@ type httpOptions struct {
 	// stateless-era connection to the same server (sessionera.go), whose
 	// transport wants them on every POST.
 	StandardHeaders bool
+	// Where says where a person changes the upstream's url, for the error
+	// of a redirect to another origin (redirect.Refused.Where); nil: the
+	// error says only that a new URL needs a new approval.
+	Where func() string
 }
 
 // ErrSessionMissing is wrapped by the error of a streamable HTTP link whose
@@ -61,7 +65,7 @@ func startHTTP(ctx context.Context, spec *Spec, headers map[string]string, opts 
 	}
 	lctx, cancel := context.WithCancel(context.Background())
 	if spec.Transport == TransportSSE {
-		l := &sseLink{url: spec.URL, client: client, static: headers, s: s, logger: opts.Logger, max: opts.MaxMessageBytes, ctx: lctx, cancel: cancel}
+		l := &sseLink{url: spec.URL, client: client, static: headers, s: s, logger: opts.Logger, max: opts.MaxMessageBytes, ctx: lctx, cancel: cancel, where: opts.Where}
 		s.attach(l)
 		if err := l.start(ctx); err != nil {
 			l.close()
@@ -70,7 +74,7 @@ func startHTTP(ctx context.Context, spec *Spec, headers map[string]string, opts 
 		return l, nil
 	}
 	l := &streamLink{url: spec.URL, client: client, static: headers, s: s, logger: opts.Logger, max: opts.MaxMessageBytes, ctx: lctx, cancel: cancel,
-		getReady: make(chan struct{}), standard: opts.StandardHeaders}
+		getReady: make(chan struct{}), standard: opts.StandardHeaders, where: opts.Where}
 	s.attach(l)
 	return l, nil
 }
@@ -87,6 +91,7 @@ type streamLink struct {
 	static map[string]string // the upstream's configured headers
 	s      sink
 	logger *slog.Logger
+	where  func() string // where its url is changed (httpOptions.Where)
 	max    int
 
 	ctx    context.Context // lifetime of the link
@@ -191,7 +196,7 @@ func (l *streamLink) post(ctx context.Context, msg []byte, method string, params
 	telemetry.FromContext(ctx).SetHeaders(req.Header)
 	resp, err := do(l.client, req)
 	if err != nil {
-		return nil, requestErr(err)
+		return nil, requestErr(err, l.where)
 	}
 	return resp, nil
 }
@@ -550,7 +555,7 @@ func (l *streamLink) get(lastID string) (*http.Response, error) {
 	l.headers(req.Header, "")
 	resp, err := l.client.Do(req)
 	if err != nil {
-		return nil, requestErr(err)
+		return nil, requestErr(err, l.where)
 	}
 	return resp, nil
 }

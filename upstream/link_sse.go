@@ -25,6 +25,7 @@ type sseLink struct {
 	static map[string]string // the upstream's configured headers
 	s      sink
 	logger *slog.Logger
+	where  func() string // where its url is changed (httpOptions.Where)
 	max    int
 
 	ctx    context.Context
@@ -57,7 +58,7 @@ func (l *sseLink) start(ctx context.Context) error {
 	select {
 	case r := <-ch:
 		if r.err != nil {
-			return requestErr(r.err)
+			return requestErr(r.err, l.where)
 		}
 		resp = r.resp
 	case <-ctx.Done():
@@ -145,7 +146,7 @@ func (l *sseLink) send(ctx context.Context, msg []byte) error {
 	telemetry.FromContext(ctx).SetHeaders(req.Header)
 	resp, err := do(l.client, req)
 	if err != nil {
-		err = requestErr(err)
+		err = requestErr(err, l.where)
 		if linkLost(err) {
 			l.s.fail(err)
 		}

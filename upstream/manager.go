@@ -88,6 +88,10 @@ type Options struct {
 	ProcessGroups ProcessGroups
 	// Auth, when set, gives sse and http upstreams an OAuth client.
 	Auth Authenticator
+	// Home, when set, says where the named upstream is defined, so that
+	// the messages that say what to change about it (hints, a refused
+	// redirect) say where. It must not block.
+	Home func(name string) Home
 }
 
 func (o Options) withDefaults() Options {

@@ -116,7 +116,7 @@ mcpServers:
 			`hint:  nothing answers at http://127.0.0.1:1/mcp?key=***: is the server running`,
 		}},
 		{"off", `config +disabled +`, []string{`note:  not run: disabled in ` + cfg}},
-		{"waiting", `admin +not approved +`, []string{`note:  not run: not approved (pending): review it with mcp-hub approve waiting`}},
+		{"waiting", `admin +not approved +`, []string{`note:  not run: not approved (pending): review it with mcp-hub approve --data-dir ` + data + ` waiting`}},
 		{"nope", `admin +rejected +`, []string{`note:  not run: rejected`}},
 	}
 	for _, tt := range tests {

@@ -42,7 +42,7 @@ func TestPinsApproveCLI(t *testing.T) {
 	a.waitTool("echo", false, 20*time.Second)
 	waitFor(t, 20*time.Second, "mcp-hub list naming the quarantined tool", func() bool {
 		out, _ := cli(t, data, "list")
-		return strings.Contains(out, "Changed since approved (review with mcp-hub approve NAME):\n  pinned: QUARANTINED: tool \"echo\" (changed)")
+		return strings.Contains(out, " approve --data-dir "+data+" NAME):\n  pinned: QUARANTINED: tool \"echo\" (changed)")
 	})
 	if out, _ := cli(t, data, "status"); !strings.Contains(out, `pinned: QUARANTINED: tool "echo" (changed)`) {
 		t.Errorf("mcp-hub status:\n%s", out)

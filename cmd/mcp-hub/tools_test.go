@@ -178,7 +178,7 @@ func TestToolsTable(t *testing.T) {
 		`(?m)^echo +beta +echo +alpha +alpha offers a tool of this name too and sorts first$`,
 		`(?m)^hub_x +alpha +hub_x +hub +names starting hub_ are reserved for the hub$`,
 		`(?m)^gamma +FAILED +initialize: upstream process exited: exit status 1; its last stderr line: fatal: fixture told to exit$`,
-		`(?m)^delta +not run +not approved \(pending\): review it with mcp-hub approve delta$`,
+		`(?m)^delta +not run +not approved \(pending\): review it with mcp-hub approve --data-dir ` + regexp.QuoteMeta(data) + ` delta$`,
 		`(?m)^\d+ tool\(s\) from 2 of 4 upstream\(s\) and the hub; 2 not exposed\.$`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {

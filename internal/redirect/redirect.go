@@ -10,8 +10,10 @@
 //     as before: "/mcp" → "/mcp/" on the same server.
 //   - A redirect to another origin is refused: the request is not sent
 //     there, nor anything else. The error names the Location that was
-//     refused and says how to approve it (change the server's url; a new
-//     URL is a change that needs a new approval). [Upstream] is this rule
+//     refused and says how to approve it: change the server's url, where
+//     the caller says (Refused.Where: the hub's config file, or the
+//     store's commands), since a new URL is a change a person approves.
+//     [Upstream] is this rule
 //     as an http.Client's CheckRedirect; [Check] applies it to a redirect
 //     response the caller handles itself.
 //   - OAuth's discovery requests (GET, no credential, no body) may follow a
@@ -44,6 +46,13 @@ type Refused struct {
 	Location string   // where it was sent (as the server wrote it, capped)
 	Status   string   // the redirect's status ("307 Temporary Redirect"), when known
 	Reason   string   // why, for a person
+	// Where, for a redirect to another origin, says where a person
+	// changes the server's url if it has moved there: the caller knows
+	// where the server is defined (the config file, or the store and its
+	// commands). Empty: the error says a new URL needs a new approval.
+	Where string
+
+	moved bool // refused for being another origin: the server may have moved
 }
 
 func (e *Refused) Error() string {
@@ -51,8 +60,20 @@ func (e *Refused) Error() string {
 	if e.Status != "" {
 		status = " " + e.Status
 	}
-	return fmt.Sprintf("%s answered%s with Location %s, %s", Origin(e.From), status, e.Location, e.Reason)
+	msg := fmt.Sprintf("%s answered%s with Location %s, %s", Origin(e.From), status, e.Location, e.Reason)
+	switch {
+	case !e.moved:
+	case e.Where != "":
+		msg += " If the server has moved there, change its url to the new address. " + e.Where
+	default:
+		msg += " If the server has moved there, change its url to the new address: a new URL needs a new approval."
+	}
+	return msg
 }
+
+// Moved reports whether e refused another origin, where the server may
+// have moved (the error then says to change its url: [Refused.Where]).
+func (e *Refused) Moved() bool { return e.moved }
 
 // Origin is u's scheme://host[:port], the port only when it is not the
 // scheme's default.
@@ -117,7 +138,7 @@ func newOrigin(to *url.URL) string {
 	if kind := special(to.Hostname()); kind != "" {
 		why += " (" + to.Hostname() + " is " + kind + ".)"
 	}
-	return why + " If the server has moved there, change its url to the new address (mcp-hub add, the REST API or hub_update_server): a new URL needs a new approval."
+	return why
 }
 
 // Check applies the upstream rule to a redirect response to req (the
@@ -131,7 +152,7 @@ func Check(req *http.Request, resp *http.Response) error {
 	if SameOrigin(req.URL, to) {
 		return nil
 	}
-	return &Refused{From: req.URL, Location: quote(to.String()), Status: resp.Status, Reason: newOrigin(to)}
+	return &Refused{From: req.URL, Location: quote(to.String()), Status: resp.Status, Reason: newOrigin(to), moved: true}
 }
 
 // Upstream is the CheckRedirect of an upstream's HTTP client: same origin
@@ -143,7 +164,7 @@ func Upstream(req *http.Request, via []*http.Request) error {
 		status = req.Response.Status
 	}
 	if !SameOrigin(first, req.URL) {
-		return &Refused{From: via[len(via)-1].URL, Location: quote(req.URL.String()), Status: status, Reason: newOrigin(req.URL)}
+		return &Refused{From: via[len(via)-1].URL, Location: quote(req.URL.String()), Status: status, Reason: newOrigin(req.URL), moved: true}
 	}
 	if len(via) >= maxRedirects {
 		return &Refused{From: via[len(via)-1].URL, Location: quote(req.URL.String()), Status: status,

@@ -142,3 +142,30 @@ func TestClientKeepsItsOwnPolicy(t *testing.T) {
 		t.Error("Client(nil) follows every redirect")
 	}
 }
+
+// A refusal of another origin says to change the server's url where its
+// caller says the server is defined (Where); without Where, only that a
+// new URL needs a new approval: it names no command of its own, since
+// which apply depends on where the server is defined (mcp-hub add and
+// hub_update_server refuse a server of the config file). A refusal for
+// another reason says nothing of moving.
+func TestRefusalSaysWhereToChangeTheURL(t *testing.T) {
+	req, via := redirected(t, http.MethodPost, "http://127.0.0.1:9000/mcp", "http://127.0.0.1:9001/mcp", 1, nil)
+	err := Upstream(req, via)
+	var r *Refused
+	if !errors.As(err, &r) || !r.Moved() {
+		t.Fatalf("err = %v, want a refusal of another origin", err)
+	}
+	if got := err.Error(); !strings.HasSuffix(got, "(127.0.0.1 is a loopback address.) If the server has moved there, change its url to the new address: a new URL needs a new approval.") ||
+		strings.Contains(got, "hub_update_server") || strings.Contains(got, "mcp-hub add") {
+		t.Errorf("without Where: %s", got)
+	}
+	r.Where = `"x" is defined in /etc/hub.yaml: edit its url there.`
+	if got := err.Error(); !strings.HasSuffix(got, `If the server has moved there, change its url to the new address. "x" is defined in /etc/hub.yaml: edit its url there.`) {
+		t.Errorf("with Where: %s", got)
+	}
+	req, via = redirected(t, http.MethodPost, "http://127.0.0.1:9000/mcp", "http://127.0.0.1:9000/mcp/", 10, nil)
+	if err := Upstream(req, via); !errors.As(err, &r) || r.Moved() || strings.Contains(err.Error(), "moved") {
+		t.Errorf("too many redirects: %v", err)
+	}
+}
