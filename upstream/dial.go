@@ -126,10 +126,22 @@ func (u *Upstream) dialWith(ctx context.Context, spec *Spec, standardHeaders boo
 	// An abandoned attempt (or the init timeout) closes the connection at
 	// once: go-sdk's Connect then ends without waiting for what it still
 	// writes (its notifications/cancelled to an upstream that may never
-	// answer).
-	stopClosing := context.AfterFunc(ictx, c.closeNow)
+	// answer). A close that started is waited for: it reads the session
+	// this function sets, and a handshake it raced is abandoned all the
+	// same.
+	closed := make(chan struct{})
+	stopClosing := context.AfterFunc(ictx, func() {
+		defer close(closed)
+		c.closeNow()
+	})
 	cs, err := client.Connect(ictx, sdkTransport{c}, &mcp.ClientSessionOptions{ProtocolVersion: pv})
-	stopClosing()
+	if !stopClosing() {
+		<-closed
+		if err == nil {
+			_ = cs.Close()
+			err = ictx.Err()
+		}
+	}
 	if err != nil {
 		linkErr := c.Err()
 		if sl, ok := c.link.(*stdioLink); ok && !errors.Is(linkErr, ErrExited) && writeFailed(err) && ctx.Err() == nil {

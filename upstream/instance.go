@@ -71,6 +71,11 @@ func (m *Manager) StartInstance(name string, owner any, label string) (*Upstream
 	}
 	t.insts.mu.Lock()
 	defer t.insts.mu.Unlock()
+	if h := t.held.Load(); h != nil && st.Applied < h.sent {
+		// Checked under insts.mu, which instancesFollow takes after the
+		// hold was set: an instance is refused here or stopped there.
+		return nil, &NotReadyError{Name: name, State: h.state}
+	}
 	if limit := pickInt(spec.MaxInstances, m.opts.MaxInstances); len(t.insts.list) >= limit {
 		return nil, &InstanceLimitError{Name: name, Limit: limit}
 	}
@@ -148,6 +153,37 @@ func (m *Manager) updateInstances(t *Upstream, old, spec *Spec) {
 		i.mu.Unlock()
 		if needsRestart(old, spec) {
 			i.send(cmdRestart)
+		}
+	}
+}
+
+// hold is a disconnect or disable an admin sent to a registered upstream:
+// its instances are stopped at once, and StartInstance refuses new ones
+// from then on, also before the supervisor applied the command (until
+// Status.Applied reaches sent, the status does not show it yet). sent is
+// the command's number ([Upstream.CommandsSent]), state the state it
+// leads to.
+type hold struct {
+	sent  uint64
+	state State
+}
+
+// holdFor records the hold of admin command c, number n: a disconnect or
+// disable holds, a later connect or restart lifts the hold, a later
+// enable lifts a disable's. A command sent before the hold (concurrent
+// admin commands) leaves it alone.
+func (u *Upstream) holdFor(c command, n uint64) {
+	switch c {
+	case cmdDisconnect:
+		u.held.Store(&hold{n, StateDisconnected})
+	case cmdDisable:
+		u.held.Store(&hold{n, StateDisabled})
+	case cmdConnect, cmdRestart, cmdEnable:
+		for {
+			h := u.held.Load()
+			if h == nil || h.sent > n || (c == cmdEnable && h.state != StateDisabled) || u.held.CompareAndSwap(h, nil) {
+				return
+			}
 		}
 	}
 }

@@ -38,8 +38,9 @@ func startedPIDs(t *testing.T, events string) []int {
 // TestInstances: a registered upstream of scope session lists, then stops
 // (its own process is gone) and refuses calls; each instance is a process
 // of its own with its own state; the per-upstream and the total caps
-// refuse more; an admin disconnect stops the instances and no new one
-// starts until the upstream is connected again; stopping an instance, or
+// refuse more; an admin disconnect (or disable) stops the instances and
+// no new one starts, from the moment it returns, until the upstream is
+// connected (enabled) again; stopping an instance, or
 // removing its upstream, kills and reaps its process tree; Close reaps
 // the rest.
 func TestInstances(t *testing.T) {
@@ -108,13 +109,19 @@ func TestInstances(t *testing.T) {
 		t.Errorf("an instance in the place freed: %v", err)
 	}
 
-	// An admin disconnect stops every instance and keeps new ones out.
+	// An admin disconnect stops every instance and keeps new ones out
+	// from the moment it returns, before a's supervisor applied it (a's
+	// state, DISCONNECTED once listed, does not show it until then).
 	if err := m.Disconnect("a"); err != nil {
 		t.Fatal(err)
 	}
-	waitState(t, a, 10*time.Second, StateDisconnected)
-	eventually(t, 10*time.Second, "a's instances stopped", func() bool { return len(a.Instances()) == 0 && !testbin.Alive(p2) })
 	var nr *NotReadyError
+	if _, err := m.StartInstance("a", "owner 4", "s4"); !errors.As(err, &nr) || nr.State != StateDisconnected {
+		t.Errorf("an instance of an upstream just disconnected: %v, want not ready", err)
+	}
+	eventually(t, 10*time.Second, "a's disconnect applied, its instances stopped", func() bool {
+		return a.Status().Manual && len(a.Instances()) == 0 && !testbin.Alive(p2)
+	})
 	if _, err := m.StartInstance("a", "owner 4", "s4"); !errors.As(err, &nr) {
 		t.Errorf("an instance of a disconnected upstream: %v, want not ready", err)
 	}
@@ -124,6 +131,24 @@ func TestInstances(t *testing.T) {
 	eventually(t, 10*time.Second, "a listed again", func() bool { st := a.Status(); return st.Idle && !st.Manual })
 	if _, err := m.StartInstance("a", "owner 4", "s4"); err != nil {
 		t.Errorf("an instance once connected again: %v", err)
+	}
+
+	// A disable likewise; an enable lets them in again.
+	if err := m.SetEnabled("a", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.StartInstance("a", "owner 5", "s5"); !errors.As(err, &nr) || nr.State != StateDisabled {
+		t.Errorf("an instance of an upstream just disabled: %v, want not ready", err)
+	}
+	eventually(t, 10*time.Second, "a disabled, its instances stopped", func() bool {
+		return a.Status().State == StateDisabled && len(a.Instances()) == 0
+	})
+	if err := m.SetEnabled("a", true); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "a listed again", func() bool { st := a.Status(); return st.Idle && st.State == StateDisconnected })
+	if _, err := m.StartInstance("a", "owner 5", "s5"); err != nil {
+		t.Errorf("an instance once enabled again: %v", err)
 	}
 
 	// Removing the upstream stops its instances, process trees included.

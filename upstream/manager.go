@@ -386,8 +386,8 @@ func (m *Manager) command(name string, c command) error {
 	if !ok {
 		return fmt.Errorf("%w: %s", ErrNotFound, name)
 	}
-	u.send(c)
-	m.instancesFollow(u, c)
+	u.holdFor(c, u.send(c))
+	m.instancesFollow(u, c) // after the hold: an instance started before it is stopped
 	return nil
 }
 

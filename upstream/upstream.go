@@ -53,6 +53,9 @@ type Upstream struct {
 	relist  chan struct{} // capacity 1: coalesces list_changed bursts
 	stop    chan struct{} // closed to stop the supervisor
 	stopped chan struct{} // closed when the supervisor has exited
+	// held is the last disconnect or disable an admin sent, or nil once a
+	// later connect, restart or enable lifted it (see holdFor).
+	held atomic.Pointer[hold]
 
 	mu      sync.Mutex // guards following
 	spec    Spec
@@ -140,7 +143,9 @@ func (u *Upstream) update(f func(s *Status, inv *Inventory)) {
 	u.m.changed(u.name)
 }
 
-func (u *Upstream) send(c command) {
+// send sends a command to the supervisor and returns its number (the
+// [Upstream.CommandsSent] it made), or 0 for a kick, which is not counted.
+func (u *Upstream) send(c command) uint64 {
 	if c == cmdKick {
 		// On-demand requests coalesce: one pending kick serves every caller
 		// that asked before the attempt it starts (they wait for any
@@ -150,13 +155,13 @@ func (u *Upstream) send(c command) {
 		case u.kick <- struct{}{}:
 		default:
 		}
-		return
+		return 0
 	}
-	u.sent.Add(1)
+	n := u.sent.Add(1)
 	select {
 	case u.cmds <- c:
 	case <-u.stopped:
-		return
+		return n
 	}
 	switch c {
 	case cmdRestart, cmdDisconnect, cmdDisable:
@@ -167,6 +172,7 @@ func (u *Upstream) send(c command) {
 		default:
 		}
 	}
+	return n
 }
 
 // errAbandoned ends an attempt abandoned for a command.

@@ -81,9 +81,12 @@ func TestOAuthPastedToken(t *testing.T) {
 	if text, _, _ := h.call("hub_get_server", map[string]any{"name": "pasted"}); !strings.Contains(text, "logged in with a pasted token") {
 		t.Errorf("hub_get_server pasted:\n%s", text)
 	}
-	if s, _ := hubCLI(t, out, data, cfg, "status"); !lineHas(s, "pasted", "CONNECTED", "logged in with a pasted token") {
-		t.Errorf("status:\n%s", s)
-	}
+	// status shows what the running hub last wrote to the store, which it
+	// does off the request path: wait for the report.
+	waitFor(t, 10*time.Second, "mcp-hub status to report pasted CONNECTED, logged in with a pasted token", func() bool {
+		s, _ := hubCLI(t, out, data, cfg, "status")
+		return lineHas(s, "pasted", "CONNECTED", "logged in with a pasted token")
+	})
 	hubCLI(t, out, data, cfg, "list")
 	hubCLI(t, out, data, cfg, "export", "--reveal")
 
