@@ -245,11 +245,13 @@ func TestAddressInUseMakesNoToken(t *testing.T) {
 }
 
 // TestStatusDeadHub (item 9): while a hub runs, status does not show what a
-// hub that has exited reported last as an upstream's state.
+// hub that has exited reported last as an upstream's state, and an upstream
+// the running hub has not reported yet is not "never (no hub has run it)".
 func TestStatusDeadHub(t *testing.T) {
 	s := newSetup(t, "")
 	s.register(t, "alive", upstream.ApprovalApproved)
 	s.register(t, "ghost", upstream.ApprovalApproved)
+	s.register(t, "newer", upstream.ApprovalApproved)
 	st := s.store(t)
 	for _, name := range []string{"alive", "ghost"} {
 		if err := st.SaveStatus(context.Background(), upstream.Status{Name: name, State: upstream.StateFailed, LastError: "it broke", Since: time.Now()}); err != nil {
@@ -271,7 +273,8 @@ func TestStatusDeadHub(t *testing.T) {
 	}
 	o := s.run(t, Status, "status")
 	if !regexp.MustCompile(`(?m)^alive +FAILED +0 +approved +- +it broke +\d+s ago by hub pid \d+$`).MatchString(o.stdout) ||
-		!regexp.MustCompile(`(?m)^ghost +- +- +approved +- +\d+s ago by hub pid \d+ \(no longer running\); not reported by the running hub \(pid \d+\) yet$`).MatchString(o.stdout) {
+		!regexp.MustCompile(`(?m)^ghost +- +- +approved +- +\d+s ago by hub pid \d+ \(no longer running\); not reported by the running hub \(pid \d+\) yet$`).MatchString(o.stdout) ||
+		!regexp.MustCompile(`(?m)^newer +- +- +approved +- +not reported by the running hub \(pid \d+\) yet$`).MatchString(o.stdout) {
 		t.Errorf("status:\n%s", o)
 	}
 }

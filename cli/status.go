@@ -50,6 +50,12 @@ func Status(ctx context.Context, e *Env) int {
 				continue
 			}
 			state, tools, lastErr, reported := "-", "-", "", "never (no hub has run it)"
+			if len(live) > 0 && r.Approval == upstream.ApprovalApproved && r.Approved() {
+				// A hub runs and has not reported this approved one
+				// (yet): it writes its reports off the request path, a
+				// moment after each change.
+				reported = fmt.Sprintf("not reported by the running hub (pid %s) yet", strings.Join(live, ", "))
+			}
 			if s, ok := stats[r.Spec.Name]; ok {
 				state, tools, lastErr = string(s.State), fmt.Sprint(s.Tools), s.LastError
 				reported = fmt.Sprintf("%s ago by hub pid %d", e.now().Sub(s.ReportedAt).Round(time.Second), s.HubPID)
