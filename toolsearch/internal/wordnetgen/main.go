@@ -79,7 +79,7 @@ type senseKey struct {
 
 func main() {
 	dir := flag.String("dict", "", "WordNet's dict folder (data.*, index.*)")
-	out := flag.String("o", "", "output file (.gz: gzip); - for stdout")
+	out := flag.String("o", "", "output file (.gz: gzip)")
 	senses := flag.Int("senses", 2, "at most this many senses of a word per part of speech")
 	share := flag.Float64("share", 0.5, "a sense after the first is kept when its tagged count is at least this share of the first's")
 	kinds := flag.String("kinds", "s,d,h", "relations to keep: s synonyms, d derivations, h hypernyms")
@@ -188,30 +188,27 @@ func main() {
 		}
 	}
 
-	var w io.Writer = os.Stdout
-	if *out != "-" {
-		f, err := os.Create(*out)
+	f, err := os.Create(*out)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer func() {
+		if err := f.Close(); err != nil {
+			log.Fatal(err)
+		}
+	}()
+	var w io.Writer = f
+	if strings.HasSuffix(*out, ".gz") {
+		zw, err := gzip.NewWriterLevel(f, gzip.BestCompression)
 		if err != nil {
 			log.Fatal(err)
 		}
 		defer func() {
-			if err := f.Close(); err != nil {
+			if err := zw.Close(); err != nil {
 				log.Fatal(err)
 			}
 		}()
-		w = f
-		if strings.HasSuffix(*out, ".gz") {
-			zw, err := gzip.NewWriterLevel(f, gzip.BestCompression)
-			if err != nil {
-				log.Fatal(err)
-			}
-			defer func() {
-				if err := zw.Close(); err != nil {
-					log.Fatal(err)
-				}
-			}()
-			w = zw
-		}
+		w = zw
 	}
 	bw := bufio.NewWriter(w)
 	defer func() {
