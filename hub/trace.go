@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/mcp-hub/mcp-hub/internal/wire"
 	"github.com/mcp-hub/mcp-hub/telemetry"
@@ -87,20 +88,9 @@ func rpcErrorCode(errObj []byte) int64 {
 	if err != nil || v == nil {
 		return 0
 	}
-	var n int64
-	neg := false
-	for i, c := range v {
-		switch {
-		case i == 0 && c == '-':
-			neg = true
-		case c >= '0' && c <= '9':
-			n = n*10 + int64(c-'0')
-		default:
-			return 0
-		}
-	}
-	if neg {
-		n = -n
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil {
+		return 0
 	}
 	return n
 }
